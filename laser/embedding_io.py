@@ -1,0 +1,117 @@
+"""Reading and writing embedding matrices: `.npy` and the headerless LASER layout, streamed and atomic."""
+from __future__ import annotations
+
+import ast
+import os
+import tempfile
+from pathlib import Path
+from typing import BinaryIO, Optional
+
+import numpy as np
+
+from .errors import LaserError
+
+NPY_MAGIC = b"\x93NUMPY\x01\x00"
+# The header is written before the row count is known and patched at the end, so it
+# gets a fixed size that holds any shape (numpy pads headers with spaces the same way).
+NPY_HEADER_BYTES = 128
+
+
+def _npy_header(dtype: np.dtype, rows: int, dim: int) -> bytes:
+    fields = "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % (
+        np.dtype(dtype).str, rows, dim)
+    body_size = NPY_HEADER_BYTES - len(NPY_MAGIC) - 2
+    body = fields.ljust(body_size - 1) + "\n"
+    return NPY_MAGIC + len(body).to_bytes(2, "little") + body.encode("latin1")
+
+
+class EmbeddingWriter:
+    """Appends rows to an `.npy` or raw file through a temp file that is renamed on success.
+
+    Use as a context manager: on an exception the temp file is removed and an existing
+    output file is left untouched.
+    """
+
+    def __init__(self, path: str | os.PathLike, dim: int, fmt: str = "npy",
+                 dtype: np.dtype = np.float32):
+        if fmt not in ("npy", "raw"):
+            raise LaserError(f"unknown output format {fmt!r}; choose npy or raw")
+        self.path = Path(path)
+        self.dim = dim
+        self.fmt = fmt
+        self.dtype = np.dtype(dtype).newbyteorder("<")
+        self.rows = 0
+        self._file: Optional[BinaryIO] = None
+        self._tmp_name: Optional[str] = None
+
+    def __enter__(self) -> "EmbeddingWriter":
+        directory = self.path.parent if str(self.path.parent) else Path(".")
+        if not directory.is_dir():
+            raise LaserError(f"{self.path}: output directory does not exist")
+        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                              dir=directory)
+        self._file = os.fdopen(fd, "wb")
+        if self.fmt == "npy":
+            self._file.write(_npy_header(self.dtype, 0, self.dim))
+        return self
+
+    def write(self, rows: np.ndarray) -> None:
+        if rows.ndim != 2 or rows.shape[1] != self.dim:
+            raise ValueError(f"expected rows of dimension {self.dim}, got shape {rows.shape}")
+        self._file.write(np.ascontiguousarray(rows, dtype=self.dtype).tobytes())
+        self.rows += rows.shape[0]
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None and self.fmt == "npy":
+                self._file.seek(0)
+                self._file.write(_npy_header(self.dtype, self.rows, self.dim))
+            self._file.close()
+            if exc_type is None:
+                os.chmod(self._tmp_name, 0o644)
+                os.replace(self._tmp_name, self.path)
+        finally:
+            if os.path.exists(self._tmp_name):
+                os.unlink(self._tmp_name)
+
+
+def _read_npy_header(path: Path) -> tuple[np.dtype, tuple[int, ...], int]:
+    with open(path, "rb") as f:
+        magic = f.read(6)
+        if magic != b"\x93NUMPY":
+            raise LaserError(f"{path}: not an .npy file")
+        major = f.read(2)[0]
+        size_bytes = 2 if major == 1 else 4
+        header_len = int.from_bytes(f.read(size_bytes), "little")
+        header = ast.literal_eval(f.read(header_len).decode("latin1"))
+        return np.dtype(header["descr"]), tuple(header["shape"]), 6 + 2 + size_bytes + header_len
+
+
+def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
+                    fp16: bool = False) -> np.ndarray:
+    """Memory-map an embedding matrix: `.npy` (shape from its header) or raw LASER layout (needs `dim`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise LaserError(f"{path}: no such embedding file")
+    with open(path, "rb") as f:
+        is_npy = f.read(6) == b"\x93NUMPY"
+    if is_npy:
+        dtype, shape, _ = _read_npy_header(path)
+        if len(shape) != 2:
+            raise LaserError(f"{path}: expected a 2-d embedding matrix, found shape {shape}")
+        if dim is not None and shape[1] != dim:
+            raise LaserError(f"{path}: embeddings have dimension {shape[1]}, not {dim}")
+        if shape[0] == 0:
+            return np.zeros(shape, dtype=dtype)
+        return np.load(path, mmap_mode="r")
+    if dim is None:
+        raise LaserError(f"{path}: raw embedding file: pass its dimension (--dim)")
+    dtype = np.dtype(np.float16 if fp16 else np.float32)
+    size = path.stat().st_size
+    row_bytes = dim * dtype.itemsize
+    if size % row_bytes:
+        raise LaserError(f"{path}: size {size} is not a multiple of {dim} x {dtype.itemsize} bytes;"
+                         " wrong --dim or --fp16?")
+    if size == 0:
+        return np.zeros((0, dim), dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=(size // row_bytes, dim))

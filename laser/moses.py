@@ -1,0 +1,200 @@
+"""The three Moses steps of LASER's tokenisation, as the perl scripts (RELEASE-4.0) compute them.
+
+sacremoses is a port of a later Moses version with Python's notion of Unicode; the official LASER
+pipeline ran the perl scripts. The classes here keep sacremoses' structure and data (non-breaking
+prefixes, the multi-dot markers) and fix what differs from perl:
+
+* character classes (`\\p{IsAlnum}`, `\\p{IsAlpha}`, `\\s`, ...) are Perl 5.36's own, so Devanagari
+  virama/nukta are split off and Han/Hangul runs stay together in every language;
+* `normalize-punctuation.perl` reads bytes, so `\\d`, `\\s` and `[a-z]` are ASCII only there, it sees
+  the line's newline (so `."` is swapped at line end too), and it turns all of `‘ ‚ ’` into `"`;
+* the `."` / `,"` swap applies to every language but en and cs;
+* words are split on single spaces and the non-breaking-prefix rule sees the empty words between
+  double spaces, as perl's `split(/\\s/)` does;
+* only the 25 prefix files LASER installs exist; other languages fall back to English.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from sacremoses import MosesPunctNormalizer, MosesTokenizer
+from sacremoses._data_nonbreaking_prefixes import NONBREAKING_PREFIXES
+
+from .perl_classes import members
+
+# Languages whose non-breaking prefix files LASER's installer fetches from Moses.
+LASER_PREFIX_LANGUAGES = frozenset(
+    "ca cs de el en es fi fr ga hu is it lt lv nl pl pt ro ru sk sl sv ta yue zh".split())
+
+NBSP = "\u00a0"
+ASCII_SPACE = r"[\t\n\x0b\x0c\r ]"
+
+_NON_PRINTING = re.compile(f"[{members('C')}]")
+
+
+def remove_non_printing(line: str) -> str:
+    """`remove-non-printing-char.perl`: every character of category C becomes a space."""
+    return _NON_PRINTING.sub(" ", line)
+
+
+class PerlPunctNormalizer(MosesPunctNormalizer):
+    """`normalize-punctuation.perl -l LANG` with the perl script's byte semantics."""
+
+    EXTRA_WHITESPACE = [
+        (r"\r", ""), (r"\(", " ("), (r"\)", ") "), (r" +", " "),
+        (r"\) ([.!:?;,])", r")\1"), (r"\( ", "("), (r" \)", ")"),
+        (r"([0-9]) %", r"\1%"), (r" :", ":"), (r" ;", ";"),
+    ]
+    NORMALIZE_UNICODE_IF_NOT_PENN = [(r"`", "'"), (r"''", ' " ')]
+    NORMALIZE_UNICODE = [
+        ("„", '"'), ("“", '"'), ("”", '"'), ("–", "-"), ("—", " - "), (r" +", " "),
+        ("´", "'"), ("([a-zA-Z])‘([a-zA-Z])", r"\1'\2"), ("([a-zA-Z])’([a-zA-Z])", r"\1'\2"),
+        ("‘", '"'), ("‚", '"'), ("’", '"'), ("''", '"'), ("´´", '"'), ("…", "..."),
+    ]
+    FRENCH_QUOTES = [
+        (f"{NBSP}«{NBSP}", ' "'), (f"«{NBSP}", '"'), ("«", '"'),
+        (f"{NBSP}»{NBSP}", '" '), (f"{NBSP}»", '"'), ("»", '"'),
+    ]
+    HANDLE_PSEUDO_SPACES = [
+        (f"{NBSP}%", "%"), (f"nº{NBSP}", "nº "), (f"{NBSP}:", ":"), (f"{NBSP}ºC", " ºC"),
+        (f"{NBSP}cm", " cm"), (f"{NBSP}\\?", "?"), (f"{NBSP}!", "!"), (f"{NBSP};", ";"),
+        (f",{NBSP}", ", "), (r" +", " "),
+    ]
+    EN_QUOTATION_FOLLOWED_BY_COMMA = [(r'"([,.]+)', r'\1"')]
+    OTHER_QUOTATION_FOLLOWED_BY_COMMA = [
+        (r',"', '",'), (rf'(\.+)"({ASCII_SPACE}*[^<])', r'"\1\2'),
+    ]
+    COMMA_DECIMAL_LANGUAGES = ("de", "es", "cz", "cs", "fr")
+
+    def __init__(self, lang: str = "en"):
+        super().__init__(lang=lang, penn=True, norm_quote_commas=False, norm_numbers=False)
+        if lang == "en":
+            self.substitutions += self.EN_QUOTATION_FOLLOWED_BY_COMMA
+        elif lang not in ("cs", "cz"):
+            self.substitutions += self.OTHER_QUOTATION_FOLLOWED_BY_COMMA
+        separator = "," if lang in self.COMMA_DECIMAL_LANGUAGES else "."
+        self.substitutions.append((f"([0-9]){NBSP}([0-9])", rf"\1{separator}\2"))
+        self.compiled = [(re.compile(pattern), repl) for pattern, repl in self.substitutions]
+
+    def normalize(self, text: str) -> str:
+        """Normalise one line (without its newline), as perl sees it: with the newline."""
+        text += "\n"
+        for pattern, replacement in self.compiled:
+            text = pattern.sub(replacement, text)
+        return text[:-1]
+
+
+def _prefixes(lang: str) -> dict[str, int]:
+    """Perl's `load_prefixes`: 1 for a plain prefix, 2 for one that only precedes numbers."""
+    source = lang if lang in LASER_PREFIX_LANGUAGES else "en"
+    table = {}
+    for item in NONBREAKING_PREFIXES[f"nonbreaking_prefix.{source}"].split("\n"):
+        if item in ("", "0") or item.startswith("#"):  # perl skips false-y lines
+            continue
+        numeric = re.match(r"(.*)\s+#NUMERIC_ONLY#", item)
+        if numeric:
+            table[numeric.group(1)] = 2
+        else:
+            table[item] = 1
+    return table
+
+
+ALNUM, ALPHA, NUM = members("IsAlnum"), members("IsAlpha"), members("IsN")
+SPACE = members("Space")
+
+
+def _compile_all(rules):
+    return [(re.compile(pattern), replacement) for pattern, replacement in rules]
+
+
+SPECIAL_CHARACTERS = re.compile(rf"([^{ALNUM}{SPACE}.'`,\-])")
+_APOSTROPHE_LEFT = _compile_all([
+    (rf"([^{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
+    (rf"([^{ALPHA}])[']([{ALPHA}])", r"\1 ' \2"),
+    (rf"([{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
+    (rf"([{ALPHA}])[']([{ALPHA}])", r"\1' \2"),
+])
+APOSTROPHE_RULES = {
+    "en": _compile_all([
+        (rf"([^{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
+        (rf"([^{ALPHA}{NUM}])[']([{ALPHA}])", r"\1 ' \2"),
+        (rf"([{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
+        (rf"([{ALPHA}])[']([{ALPHA}])", r"\1 '\2"),
+        (rf"([{NUM}])[']([s])", r"\1 '\2"),
+    ]),
+    "fr": _APOSTROPHE_LEFT, "it": _APOSTROPHE_LEFT, "ga": _APOSTROPHE_LEFT,
+}
+APOSTROPHE_DEFAULT = _compile_all([(r"'", " ' ")])
+
+
+class PerlTokenizer(MosesTokenizer):
+    """`tokenizer.perl -l LANG -no-escape` of RELEASE-4.0 (no -a, no -x, no protected patterns).
+
+    That version has no Finnish/Swedish colon, Catalan middle-dot or Somali glottal rules and does
+    not force a period off the last word; only en and fr/it/ga split contractions specially.
+    """
+
+    SPACES = re.compile(f"[{SPACE}]+")
+    ASCII_JUNK = re.compile(r"[\000-\037]")
+    COMMA_RULES = _compile_all([
+        (rf"([^{NUM}])[,]", r"\1 , "), (rf"[,]([^{NUM}])", r" , \1"), (rf"([{NUM}])[,]$", r"\1 ,"),
+    ])
+    ENDS_WITH_PERIOD = re.compile(r"^(\S+)\.$")
+    HAS_ALPHA = re.compile(f"[{ALPHA}]")
+    STARTS_LOWER = re.compile(f"^[{members('IsLower')}]")
+    STARTS_DIGIT = re.compile(r"^[0-9]+")
+    WORD_SPLIT = re.compile(f"[{SPACE}]")
+    TRAILING_DOT_QUOTE = re.compile(r"\.' ?$")
+
+    def __init__(self, lang: str = "en"):
+        super().__init__(lang="en")
+        self.lang = lang
+        self.prefixes = _prefixes(lang)
+        self.apostrophe_rules = APOSTROPHE_RULES.get(lang, APOSTROPHE_DEFAULT)
+
+    def tokenize_line(self, text: str) -> str:
+        """Tokenise one line (no newline); blank lines come back unchanged, as in perl."""
+        if not self.SPACES.sub("", text):
+            return text
+        text = self.SPACES.sub(" ", f" {text} ")
+        text = self.ASCII_JUNK.sub("", text)
+        text = re.sub(" +", " ", text).strip(" ")
+        text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
+        text = self.replace_multidots(text)
+        for pattern, replacement in self.COMMA_RULES:
+            text = pattern.sub(replacement, text)
+        for pattern, replacement in self.apostrophe_rules:
+            text = pattern.sub(replacement, text)
+        text = self._split_final_periods(text)
+        text = re.sub(" +", " ", text).strip(" ")
+        text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
+        return self.restore_multidots(text)
+
+    def _split_final_periods(self, text: str) -> str:
+        """Perl's word loop: detach a final period unless the word is a known abbreviation."""
+        words = self.WORD_SPLIT.split(text)
+        while words and words[-1] == "":
+            words.pop()
+        for i, word in enumerate(words):
+            match = self.ENDS_WITH_PERIOD.match(word)
+            if match and self._detaches_period(match.group(1), words, i):
+                words[i] = match.group(1) + " ."
+        return "".join(word + " " for word in words)
+
+    def _detaches_period(self, prefix: str, words: list[str], i: int) -> bool:
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if ("." in prefix and self.HAS_ALPHA.search(prefix)) or self.prefixes.get(prefix) == 1 \
+                or self.STARTS_LOWER.match(following):
+            return False
+        return not (self.prefixes.get(prefix) == 2 and self.STARTS_DIGIT.match(following))
+
+
+@lru_cache(maxsize=None)
+def normalizer(lang: str) -> PerlPunctNormalizer:
+    return PerlPunctNormalizer(lang)
+
+
+@lru_cache(maxsize=None)
+def tokenizer(lang: str) -> PerlTokenizer:
+    return PerlTokenizer(lang)

@@ -1,0 +1,42 @@
+"""Packaging for laser: LASER-style multilingual sentence embeddings, search and bitext mining."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+VERSION = {}
+exec((HERE / "laser" / "version.py").read_text(), VERSION)
+
+setup(
+    name="laser-toolkit",
+    version=VERSION["__version__"],
+    description="Faithful, fast LASER sentence embeddings, similarity search and bitext mining",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.9",
+    packages=find_packages(include=["laser", "laser.*"]),
+    package_data={"laser": ["data/*"]},
+    install_requires=[
+        "torch>=2.0",
+        "numpy>=1.22",
+        "sacremoses>=0.1.0",
+        "click>=8.0",
+        "tqdm>=4.60",
+        "transliterate>=1.10",
+        "faiss-cpu>=1.7",
+        "regex>=2022.1",
+    ],
+    extras_require={
+        "fastbpe": ["fastBPE>=0.1.0"],
+        "zh": ["jieba>=0.42"],
+        "ja": ["mecab-python3>=1.0.5", "ipadic>=1.0.0"],
+        "all": ["fastBPE>=0.1.0", "jieba>=0.42", "mecab-python3>=1.0.5", "ipadic>=1.0.0"],
+    },
+    entry_points={"console_scripts": ["laser=laser.cli:main"]},
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+        "Topic :: Text Processing :: Linguistic",
+    ],
+)
