@@ -1,0 +1,132 @@
+"""The LASER BiLSTM encoder: checkpoint loading and batched, order-preserving inference.
+
+A checkpoint is a dict with `params` (the encoder's keyword arguments), `model` (its state dict:
+`embed_tokens.weight` and `lstm.*` in `torch.nn.LSTM` naming) and `dictionary` (token -> id with
+`<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3). A sentence is its token ids followed by `</s>`; its
+embedding is the max over time of the last layer's outputs of both directions.
+
+Each layer direction runs as its own one-layer `nn.LSTM` over a right-padded batch; the backward
+direction gets each sentence reversed within its own length. Padding therefore never reaches a
+real time step, the result of a sentence does not depend on what it is batched with, and the
+fast un-packed LSTM kernels can be used.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .errors import LaserError
+
+BOS, PAD, EOS, UNK = 0, 1, 2, 3
+REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    params: dict
+    state: dict
+    dictionary: dict[str, int]
+
+
+def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read an official-format LASER checkpoint, refusing anything but plain tensors and data."""
+    try:
+        raw = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise LaserError(f"{path}: encoder checkpoint not found") from None
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise LaserError(f"{path}: not a loadable LASER checkpoint ({first_line})") from None
+    if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
+        raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary)")
+    missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]
+    if missing:
+        raise LaserError(f"{path}: checkpoint params lack {', '.join(missing)}")
+    return Checkpoint(dict(raw["params"]), raw["model"], dict(raw["dictionary"]))
+
+
+def _direction_lstm(state: dict, layer: int, suffix: str, input_size: int,
+                    hidden_size: int) -> nn.LSTM:
+    lstm = nn.LSTM(input_size, hidden_size, num_layers=1)
+    lstm.load_state_dict({f"{name}_l0": state[f"lstm.{name}_l{layer}{suffix}"].float()
+                          for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
+    return lstm
+
+
+class BiLSTMEncoder(nn.Module):
+    """Token embeddings -> stacked (Bi)LSTM -> max-pooling over the sentence's time steps."""
+
+    def __init__(self, checkpoint: Checkpoint):
+        super().__init__()
+        params, state = checkpoint.params, checkpoint.state
+        self.padding_idx = params.get("padding_idx", PAD)
+        self.hidden_size = params["hidden_size"]
+        self.bidirectional = params.get("bidirectional", False)
+        self.embed_tokens = nn.Embedding(params["num_embeddings"], params["embed_dim"],
+                                         padding_idx=self.padding_idx)
+        try:
+            self.embed_tokens.load_state_dict({"weight": state["embed_tokens.weight"].float()})
+            directions = ("", "_reverse") if self.bidirectional else ("",)
+            width = len(directions) * self.hidden_size
+            self.layers = nn.ModuleList(
+                nn.ModuleList(_direction_lstm(state, layer, suffix,
+                                              params["embed_dim"] if layer == 0 else width,
+                                              self.hidden_size) for suffix in directions)
+                for layer in range(params["num_layers"]))
+        except (KeyError, RuntimeError) as error:
+            raise LaserError(f"checkpoint weights do not match its params: {error}") from None
+        self.output_dim = width
+        self.eval()
+
+    @torch.inference_mode()
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """tokens: (batch, time) right-padded ids; lengths: (batch,). Returns (batch, output_dim)."""
+        steps = tokens.size(1)
+        x = self.embed_tokens(tokens.t())  # (time, batch, dim)
+        time_index = torch.arange(steps, device=tokens.device).unsqueeze(1)
+        valid = time_index < lengths.unsqueeze(0)  # (time, batch)
+        reverse_index = torch.where(valid, lengths.unsqueeze(0) - 1 - time_index, time_index)
+        for directions in self.layers:
+            outputs = [directions[0](x)[0]]
+            if self.bidirectional:
+                backward = directions[1](_reverse_within_length(x, reverse_index))[0]
+                outputs.append(_reverse_within_length(backward, reverse_index))
+            x = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
+        x = x.masked_fill(~valid.unsqueeze(2), float("-inf"))
+        return x.max(dim=0).values
+
+
+def _reverse_within_length(x: torch.Tensor, reverse_index: torch.Tensor) -> torch.Tensor:
+    """Reverse each column's first `length` steps; padding steps stay where they are."""
+    return x.gather(0, reverse_index.unsqueeze(2).expand_as(x))
+
+
+def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
+                          max_sentences: int | None = None) -> Iterator[np.ndarray]:
+    """Indices of sentences grouped longest first, each batch's padded size within max_tokens.
+
+    A sentence longer than max_tokens gets a batch of its own.
+    """
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    start = 0
+    while start < len(order):
+        longest = lengths[order[start]]
+        size = max(1, max_tokens // max(longest, 1))
+        if max_sentences:
+            size = min(size, max_sentences)
+        yield order[start:start + size]
+        start += size
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
+    tokens = torch.full((len(sequences), int(lengths.max())), pad, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        tokens[row, :len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+    return tokens, lengths
