@@ -40,9 +40,12 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raw = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise LaserError(f"{path}: encoder checkpoint not found") from None
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise LaserError(f"{path}: not a loadable LASER checkpoint ({first_line})") from None
+    except IsADirectoryError:
+        raise LaserError(f"{path}: is a directory, not a checkpoint") from None
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError):
+        raise LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
+                         "Python objects beyond tensors and plain data (loaded with "
+                         "weights_only=True)") from None
     if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
         raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary)")
     missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from . import moses
+from .errors import LaserError
 from .languages import Language, resolve
 from .segmenters import segmenter
 
@@ -32,7 +33,10 @@ class Tokenizer:
             text = self._segment(text)
         if self._translit is not None:
             text = self._translit(text)
-        return text.lower()
+        text = text.lower()
+        if "\n" in text:
+            raise LaserError(f"tokenisation split one line into several: {line[:60]!r}")
+        return text
 
     def tokenize_lines(self, lines: Iterable[str]) -> Iterator[str]:
         for line in lines:

@@ -29,3 +29,36 @@ class LaserGroup(click.Group):
 @click.version_option(__version__, prog_name="laser")
 def main() -> None:
     """LASER multilingual sentence embeddings, similarity search and bitext mining."""
+
+
+def model_options(command):
+    """The options that choose and configure a model, shared by every command that embeds."""
+    options = [
+        click.option("--model", "-m", metavar="DIR",
+                     help="Model directory holding one *.pt, *.fcodes and *.fvocab "
+                          "(default: $LASER_MODEL)."),
+        click.option("--encoder", type=click.Path(dir_okay=False), help="Checkpoint path (instead of --model)."),
+        click.option("--bpe-codes", type=click.Path(dir_okay=False), help="fastBPE codes path."),
+        click.option("--bpe-vocab", type=click.Path(dir_okay=False), help="fastBPE vocabulary path."),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=12000, show_default=True,
+                     help="Token budget of one batch (padded)."),
+        click.option("--max-length", type=click.IntRange(min=1), default=None,
+                     help="Truncate sentences to this many BPE tokens (default: embed in full)."),
+        click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
+        click.option("--bpe-backend", type=click.Choice(["auto", "fastbpe", "python"]),
+                     default="auto", show_default=True,
+                     help="fastBPE when installed, else the identical Python applier."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def load_encoder(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, device,
+                 bpe_backend):
+    """An Encoder from the values of `model_options`."""
+    from ..encoder import Encoder
+    from ..model_files import resolve_model
+    files = resolve_model(model, encoder, bpe_codes, bpe_vocab)
+    return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
+                   bpe_backend=bpe_backend)
