@@ -110,6 +110,12 @@ def _reverse_within_length(x: torch.Tensor, reverse_index: torch.Tensor) -> torc
     return x.gather(0, reverse_index.unsqueeze(2).expand_as(x))
 
 
+# Sentences of B >= MIN_EFFICIENT_BATCH already run the LSTM kernels near full speed, so a batch
+# is closed once its next sentence would waste more than MAX_PADDING of its steps on padding.
+MIN_EFFICIENT_BATCH = 16
+MAX_PADDING = 0.1
+
+
 def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
                           max_sentences: int | None = None) -> Iterator[np.ndarray]:
     """Indices of sentences grouped longest first, each batch's padded size within max_tokens.
@@ -119,12 +125,15 @@ def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
     start = 0
     while start < len(order):
-        longest = lengths[order[start]]
-        size = max(1, max_tokens // max(longest, 1))
-        if max_sentences:
-            size = min(size, max_sentences)
-        yield order[start:start + size]
-        start += size
+        longest = max(lengths[order[start]], 1)
+        end = start + 1
+        while end < len(order) and (end - start + 1) * longest <= max_tokens \
+                and (max_sentences is None or end - start < max_sentences) \
+                and (end - start < MIN_EFFICIENT_BATCH
+                     or lengths[order[end]] >= (1 - MAX_PADDING) * longest):
+            end += 1
+        yield order[start:end]
+        start = end
 
 
 def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
