@@ -13,7 +13,6 @@ fast un-packed LSTM kernels can be used.
 from __future__ import annotations
 
 import os
-import pickle
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -42,7 +41,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raise LaserError(f"{path}: encoder checkpoint not found") from None
     except IsADirectoryError:
         raise LaserError(f"{path}: is a directory, not a checkpoint") from None
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError):
+    except Exception:  # torch.load raises many types on a corrupt file; all mean the same here
         raise LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
                          "Python objects beyond tensors and plain data (loaded with "
                          "weights_only=True)") from None

@@ -1,0 +1,4 @@
+"""`python -m laser` runs the command line."""
+from .cli import main
+
+main()

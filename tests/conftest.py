@@ -1,0 +1,37 @@
+"""Shared fixtures: the parity data in ../shared and a loaded encoder of its model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+PARITY = SHARED / "fixtures" / "parity" / "public"
+PARITY_MODEL = PARITY / "model"
+PARITY_STEMS = sorted(path.stem for path in (PARITY / "inputs").glob("*.txt"))
+
+
+def fixture_language(stem: str) -> str:
+    """The language each parity input was processed as (edge -> en, edge_xx/batching_xx -> xx)."""
+    return "en" if stem == "edge" else stem.split("_")[-1]
+
+
+def read_fixture_lines(path: Path) -> list[str]:
+    """Lines split on '\\n' only, as the official pipeline splits them."""
+    lines = path.read_bytes().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+@pytest.fixture(scope="session")
+def encoder():
+    from laser.encoder import Encoder
+    return Encoder.load(str(PARITY_MODEL))
+
+
+@pytest.fixture(scope="session")
+def expected_embeddings():
+    return {stem: np.load(PARITY / "expected" / f"{stem}.npy") for stem in PARITY_STEMS}

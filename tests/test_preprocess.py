@@ -1,0 +1,105 @@
+"""Tokenisation parity with the official perl/jieba/MeCab/transliterate chain, line for line."""
+import warnings
+
+import pytest
+
+from laser.errors import LaserError
+from laser.languages import UnknownLanguageWarning, resolve
+from laser.moses import PerlPunctNormalizer, PerlTokenizer, remove_non_printing
+from laser.preprocess import Tokenizer
+
+from conftest import PARITY, PARITY_STEMS, fixture_language, read_fixture_lines
+
+
+@pytest.mark.parametrize("stem", PARITY_STEMS)
+def test_tokenisation_matches_official_output(stem):
+    lines = read_fixture_lines(PARITY / "inputs" / f"{stem}.txt")
+    expected = read_fixture_lines(PARITY / "expected" / f"{stem}.tok")
+    tokenizer = Tokenizer(fixture_language(stem))
+    got = [tokenizer(line) for line in lines]
+    assert len(got) == len(expected)
+    mismatches = [(i + 1, e, g) for i, (e, g) in enumerate(zip(expected, got)) if e != g]
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("code, moses", [
+    ("en", "en"), ("eng", "en"), ("deu", "de"), ("ger", "de"), ("zh", "zh"), ("cmn", "zh"),
+    ("wuu", "zh"), ("yue", "zh"), ("zh-Hans", "zh"), ("cmn_Hani", "zh"), ("ja", "ja"),
+    ("jpn", "ja"), ("el", "el"), ("ell", "el"), ("gre", "el"), ("FRA", "fr"), ("kab", "kab"),
+])
+def test_language_codes_resolve(code, moses):
+    assert resolve(code).moses == moses
+    assert resolve(code).known
+
+
+def test_segmenters_and_romanisation_follow_language():
+    assert resolve("cmn").segmenter == "jieba"
+    assert resolve("jpn").segmenter == "mecab"
+    assert resolve("ell").romanize and not resolve("en").romanize
+
+
+def test_unknown_language_falls_back_with_warning():
+    with pytest.warns(UnknownLanguageWarning):
+        tokenizer = Tokenizer("xx-notalanguage")
+    assert tokenizer("Hello, world!") == "hello , world !"
+
+
+def test_non_printing_characters_become_spaces():
+    assert remove_non_printing("a\tb\u200bc\u00add\x07e") == "a b c d e"
+
+
+@pytest.mark.parametrize("lang, text, expected", [
+    # perl swaps ." after every language but en and cs, also at the end of the line
+    ("de", 'Er sagte "Ja."', 'Er sagte "Ja".'),
+    ("cs", 'Řekl "Ano."', 'Řekl "Ano."'),
+    ("en", 'He said "yes".', 'He said "yes."'),
+    # all of ‘ ‚ ’ become " unless between ASCII letters
+    ("en", "‘quoted’ and don’t", "\"quoted\" and don't"),
+    # the byte-oriented perl script knows only ASCII digits
+    ("ar", "\u0663 %", "\u0663 %"),
+    ("en", "5\u00a0000", "5.000"),
+    ("fr", "5\u00a0000", "5,000"),
+])
+def test_punctuation_normalisation_has_perl_semantics(lang, text, expected):
+    assert PerlPunctNormalizer(lang).normalize(text) == expected
+
+
+@pytest.mark.parametrize("lang, text, expected", [
+    ("hi", "केंद्रीय", "केंद ् रीय"),                      # virama is not \p{IsAlnum} in perl
+    ("en", "國葬 and 한국어", "國葬 and 한국어"),             # Han/Hangul runs stay together
+    ("en", "Mr. Smith at 5 p.m.", "Mr. Smith at 5 p.m."),   # no forced split of the last word
+    ("en", "It's John's.", "It 's John 's ."),
+    ("fr", "l'homme", "l' homme"),
+    ("ca", "l'home", "l ' home"),                            # ca had no contraction rule then
+    ("en", "Wait... what?", "Wait ... what ?"),
+    ("en", "   ", "   "),                                    # blank lines pass through unchanged
+])
+def test_tokenizer_has_perl_semantics(lang, text, expected):
+    assert PerlTokenizer(lang).tokenize_line(text) == expected
+
+
+def test_every_line_keeps_its_place():
+    tokenizer = Tokenizer("en")
+    lines = ["", " ", "one", "\t", "two words", "\u200b"]
+    assert len(list(tokenizer.tokenize_lines(lines))) == len(lines)
+
+
+def test_missing_segmenter_gives_install_hint(monkeypatch):
+    import builtins
+    from laser import segmenters
+    real_import = builtins.__import__
+
+    def no_jieba(name, *args, **kwargs):
+        if name == "jieba":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    segmenters.jieba_segmenter.cache_clear()
+    monkeypatch.setattr(builtins, "__import__", no_jieba)
+    with pytest.raises(LaserError, match=r"pip install 'laser-toolkit\[zh\]'"):
+        segmenters.jieba_segmenter()
+    monkeypatch.undo()
+    segmenters.jieba_segmenter.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert segmenters.jieba_segmenter()("我爱北京") == "我 爱 北京"
