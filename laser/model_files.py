@@ -11,6 +11,8 @@ from typing import Optional
 from .errors import LaserError
 
 MODEL_ENV = "LASER_MODEL"
+# The default model ships in the repository's models/ folder, beside the package.
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def _single(directory: Path, pattern: str, required: bool = True) -> Optional[Pa
 
 def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
                   codes: Optional[str] = None, vocab: Optional[str] = None) -> ModelFiles:
-    """Explicit paths win; then a model directory; then $LASER_MODEL."""
+    """Explicit paths win; then a model directory; then $LASER_MODEL; then the shipped default."""
     if encoder or codes:
         if not (encoder and codes):
             raise LaserError("pass both --encoder and --bpe-codes (and usually --bpe-vocab)")
@@ -56,7 +58,14 @@ def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
             if path and not Path(path).is_file():
                 raise LaserError(f"{path}: file not found")
         return ModelFiles(Path(encoder), Path(codes), Path(vocab) if vocab else None)
-    model = model or os.environ.get(MODEL_ENV)
+    model = model or default_model_dir()
     if not model:
         raise LaserError(f"no model given: pass --model DIR (or set ${MODEL_ENV})")
     return ModelFiles.from_dir(model)
+
+
+def default_model_dir() -> Optional[str]:
+    """$LASER_MODEL, else the shipped default model when this installation has one."""
+    if os.environ.get(MODEL_ENV):
+        return os.environ[MODEL_ENV]
+    return str(SHIPPED_MODEL_DIR) if SHIPPED_MODEL_DIR.is_dir() else None

@@ -1,0 +1,75 @@
+"""`make demo`: embed a small multilingual sample with `laser embed` and show cross-lingual neighbours."""
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .model_files import default_model_dir
+
+OUTPUT_DIR = Path("demo-output")
+# Until a trained default model ships, the demo runs on the synthetic parity fixture model.
+FIXTURE_MODEL = Path(__file__).resolve().parents[2] / "shared/fixtures/parity/public/model"
+
+
+def _sample() -> dict[str, list[str]]:
+    by_language: dict[str, list[str]] = defaultdict(list)
+    text = resources.files("laser").joinpath("data/demo_sentences.tsv").read_text("utf-8")
+    for line in text.splitlines():
+        lang, sentence = line.split("\t")
+        by_language[lang].append(sentence)
+    return dict(by_language)
+
+
+def _embed(model: Path, lang: str, sentences: list[str]) -> np.ndarray:
+    source = OUTPUT_DIR / f"{lang}.txt"
+    source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    target = OUTPUT_DIR / f"{lang}.npy"
+    command = [sys.executable, "-m", "laser", "embed", str(source), "-o", str(target),
+               "--lang", lang, "--model", str(model), "--quiet"]
+    print(f"$ laser {shlex.join(command[3:])}")
+    subprocess.run(command, check=True)
+    embeddings = np.load(target)
+    print(f"  -> {target} {embeddings.shape} {embeddings.dtype}")
+    return embeddings
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def main() -> None:
+    model = default_model_dir()
+    if model is None:
+        model = FIXTURE_MODEL
+        print(f"model: {model}\n  (no trained default model yet: this is the synthetic parity fixture "
+              "model with random weights, so the neighbours below are not meaningful)")
+    else:
+        print(f"model: {model}")
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    sample = _sample()
+    vectors = {lang: _normalise(_embed(model, lang, s)) for lang, s in sample.items()}
+    english = sample["en"]
+    correct = total = 0
+    print("\nnearest neighbour (cosine) of each English sentence in the other languages:")
+    for lang, sentences in sample.items():
+        if lang == "en":
+            continue
+        similarity = vectors["en"] @ vectors[lang].T
+        for i, row in enumerate(similarity):
+            best = int(row.argmax())
+            correct += best == i
+            total += 1
+            mark = "ok" if best == i else "MISS"
+            print(f"  [{mark:4}] en: {english[i]!r}\n         {lang}: {sentences[best]!r} "
+                  f"({row[best]:.3f})")
+    print(f"\n{correct}/{total} nearest neighbours are the translation.")
+
+
+if __name__ == "__main__":
+    main()
