@@ -1,0 +1,14 @@
+"""`make demo` end to end: it embeds the sample through the CLI and reports neighbours."""
+import numpy as np
+
+from laser import demo
+
+
+def test_demo_embeds_every_language_and_reports_neighbours(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LASER_MODEL", raising=False)
+    demo.main()
+    out = capsys.readouterr().out
+    for lang in ("en", "fr", "de", "es"):
+        assert np.load(tmp_path / "demo-output" / f"{lang}.npy").shape[0] == 5
+    assert "nearest neighbours are the translation" in out
