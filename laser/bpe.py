@@ -19,28 +19,25 @@ CONTINUATION = "@@"
 WORD_CACHE_SIZE = 1 << 18
 
 
-def read_codes(path: str | os.PathLike) -> list[tuple[str, str]]:
-    """Merge operations in priority order, from lines `left right count`."""
-    merges = []
+def _read_fields(path: str | os.PathLike, layout: str) -> Iterator[list[str]]:
+    """Space-separated fields of each line; `layout` names them, e.g. 'left right count'."""
+    width = len(layout.split())
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
-            parts = line.rstrip("\n").split(" ")
-            if len(parts) != 3:
-                raise LaserError(f"{path}:{number}: expected 'left right count' in BPE codes")
-            merges.append((parts[0], parts[1]))
-    return merges
+            fields = line.rstrip("\n").split(" ")
+            if len(fields) != width:
+                raise LaserError(f"{path}:{number}: expected '{layout}' in a BPE file")
+            yield fields
+
+
+def read_codes(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """Merge operations in priority order, from lines `left right count`."""
+    return [(left, right) for left, right, _ in _read_fields(path, "left right count")]
 
 
 def read_vocab(path: str | os.PathLike) -> list[str]:
     """Subword tokens in file order, from lines `token count`."""
-    tokens = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            parts = line.rstrip("\n").split(" ")
-            if len(parts) != 2:
-                raise LaserError(f"{path}:{number}: expected 'token count' in BPE vocabulary")
-            tokens.append(parts[0])
-    return tokens
+    return [token for token, _ in _read_fields(path, "token count")]
 
 
 class PythonBPE:
