@@ -2,9 +2,12 @@
 indexes (built in chunks from a memory map, saved with a metadata sidecar, searched in batches)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,6 +18,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .errors import LaserError
+from .text_io import atomic_text_output, read_lines
 
 METRICS = ("cosine", "ip", "l2")
 BLOCK_ROWS = 8192
@@ -112,83 +116,148 @@ class _TopK:
         return Neighbours(self.sims, self.ids)
 
 
-def _above(block: np.ndarray, cut: np.ndarray, inclusive: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(row, column) of the entries above each row's cut, or at it too when `inclusive`."""
-    best = block.max(axis=1)
-    rows = np.flatnonzero(best >= cut if inclusive else best > cut)
-    if rows.size == 0:
-        return rows, rows
-    sub = block[rows]
-    hit = sub >= cut[rows, None] if inclusive else sub > cut[rows, None]
-    r, c = np.nonzero(hit)
-    return rows[r], c
+FRESH_SAMPLE = 2048
 
 
-@dataclass
+def _hits(sims: np.ndarray, cut: np.ndarray, along_rows: bool, inclusive: bool,
+          buffer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of the entries above the cut of their row (or column, unless `along_rows`),
+    or at it when `inclusive`. Lines whose best entry misses the cut are skipped when they are many.
+    """
+    compare = np.greater_equal if inclusive else np.greater
+    lines = np.flatnonzero(compare(sims.max(axis=1 if along_rows else 0), cut))
+    if 4 * len(lines) > len(cut):
+        compare(sims, cut[:, None] if along_rows else cut[None, :], out=buffer)
+        return np.divmod(np.flatnonzero(buffer), sims.shape[1])
+    sub = sims[lines] if along_rows else sims[:, lines].T
+    own, other = np.nonzero(compare(sub, cut[lines, None]))
+    own = lines[own]
+    return (own, other) if along_rows else (other, own)
+
+
+def _fresh_cut(sims: np.ndarray, k: int) -> np.ndarray:
+    """A lower bound of each row's k-th best: its k-th best among the first few columns."""
+    width = min(sims.shape[1], max(FRESH_SAMPLE, k))
+    head = np.ascontiguousarray(sims[:, :width])
+    return np.partition(head, width - k, axis=1)[:, width - k]
+
+
+@dataclass(frozen=True)
 class _Product:
-    """Block similarities, possibly approximate: |approx - exact| <= bound; `exact` rescores pairs."""
+    """How blocks of similarities are computed: `approx` is within `bound` of the float32 dot
+    product; with a bound, candidates are re-scored exactly before they are kept."""
 
     approx: Callable[[np.ndarray, np.ndarray], np.ndarray]
     bound: float
 
-    @staticmethod
-    def exact(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """Float32 dot products of x[rows] with y[cols], pair by pair (chunked to bound memory)."""
-        out = np.empty(len(rows), dtype=np.float32)
-        step = max(1, (1 << 24) // x.shape[1])
-        for start in range(0, len(rows), step):
-            part = slice(start, start + step)
-            out[part] = np.einsum("ij,ij->i", x[rows[part]], y[cols[part]])
-        return out
+
+SINGLE = _Product(lambda x, y: x @ y.T, 0.0)
+PRECISIONS = ("auto", "float32", "float16")
 
 
-def _float32_product() -> _Product:
-    return _Product(lambda x, y: x @ y.T, 0.0)
+def _half_product(dim: int) -> _Product:
+    """float16 inputs, float32 accumulation (the CPU's fp16/AMX units through torch): the error
+    bound covers rounding both inputs, the accumulation of `dim` terms and a float16 result."""
+    import torch
+
+    def approx(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return (torch.from_numpy(x).half() @ torch.from_numpy(y).half().T).float().numpy()
+    return _Product(approx, 4 * 2.0 ** -11 + dim * 2.0 ** -23 + 2.0 ** -18)
 
 
-def _update(state: _TopK, approx: np.ndarray, fresh: bool, offset: int, bound: float,
-            rescore: Callable[[np.ndarray, np.ndarray], np.ndarray], id_offset: int) -> None:
-    """Merge one block of similarities (state rows offset.., ids id_offset..) into `state`."""
+@functools.cache
+def _half_pays_off(dim: int) -> bool:
+    """Checked once: float16 products are at least twice as fast here, and as accurate as assumed."""
+    try:
+        half = _half_product(dim)
+    except ImportError:
+        return False
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((2048, dim), dtype=np.float32) for _ in range(2))
+    y[:512] = x[:512] + 0.05 * y[:512]
+    faiss.normalize_L2(x)
+    faiss.normalize_L2(y)
+    half.approx(x[:64], y[:64])
+    start = time.perf_counter()
+    approx = half.approx(x, y)
+    middle = time.perf_counter()
+    exact = x @ y.T
+    end = time.perf_counter()
+    return bool(np.abs(approx - exact).max() <= half.bound / 2 and 2 * (middle - start) < end - middle)
+
+
+def _product(precision: str, dim: int, pairs: int) -> _Product:
+    if precision not in PRECISIONS:
+        raise LaserError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    if precision == "float16" or (precision == "auto" and pairs >= BLOCK_ROWS ** 2
+                                  and _half_pays_off(dim)):
+        return _half_product(dim)
+    return SINGLE
+
+
+def _pair_dots(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Float32 dot products of x[rows[i]] and y[cols[i]], in chunks."""
+    out = np.empty(len(rows), dtype=np.float32)
+    step = max(1, (1 << 22) // x.shape[1])
+    for start in range(0, len(rows), step):
+        part = slice(start, start + step)
+        out[part] = (x[rows[part]] * y[cols[part]]).sum(axis=1)
+    return out
+
+
+def _fold(sims: np.ndarray, xb: np.ndarray, yb: np.ndarray, bound: float, state: _TopK,
+          along_rows: bool, offset: int, id_offset: int, fresh: bool, buffer: np.ndarray) -> None:
+    """Merge a block of similarities into one direction's top-k: rows (fwd) or columns (bwd)."""
+    size = sims.shape[0] if along_rows else sims.shape[1]
     if fresh:
-        width = approx.shape[1]
-        kth = np.partition(approx, width - state.k, axis=1)[:, width - state.k]
-        rows, cols = _above(approx, kth - 2 * bound, inclusive=True)
+        cut = _fresh_cut(sims if along_rows else sims.T, state.k)
     else:
-        cut = state.sims[offset:offset + approx.shape[0], -1] - bound
-        rows, cols = _above(approx, cut, inclusive=False)
-    sims = rescore(rows, cols) if bound else approx[rows, cols]
-    state.merge(rows + offset, cols + id_offset, sims)
+        cut = state.sims[offset:offset + size, -1] - bound
+    r, c = _hits(sims, cut, along_rows, fresh, buffer[:sims.size].reshape(sims.shape))
+    values = _pair_dots(xb, yb, r, c) if bound else sims[r, c]
+    own, other = (r, c) if along_rows else (c, r)
+    state.merge(own + offset, other + id_offset, values)
 
 
-def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS,
-              progress: bool = False) -> tuple[Neighbours, Neighbours]:
+def _merge_block(xb: np.ndarray, yb: np.ndarray, product: _Product, fwd: _TopK, bwd: _TopK,
+                 r0: int, c0: int, buffers: tuple[np.ndarray, np.ndarray],
+                 pool: ThreadPoolExecutor) -> None:
+    """Fold the block of x rows r0.. against y rows c0.. into both top-k, one thread each. The
+    first block of a row or column is exact: it sets the cuts later blocks are screened by."""
+    if r0 == 0 or c0 == 0:
+        product = SINGLE
+    sims = product.approx(xb, yb)
+    jobs = [pool.submit(_fold, sims, xb, yb, product.bound, fwd, True, r0, c0, c0 == 0, buffers[0]),
+            pool.submit(_fold, sims, xb, yb, product.bound, bwd, False, c0, r0, r0 == 0, buffers[1])]
+    for job in jobs:
+        job.result()
+
+
+def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress: bool = False,
+              precision: str = "auto") -> tuple[Neighbours, Neighbours]:
     """Exact k-NN of x in y and of y in x from one shared blocked product; k is capped per side.
 
-    Memory is a few blocks plus the results: neither matrix has to fit in RAM.
+    Memory is a few blocks plus the results: neither matrix has to fit in RAM. `precision`
+    float16 screens blocks with fast half-precision products and re-scores every candidate that
+    could make the top k in float32, so results are those of float32; auto uses it for big
+    inputs when this machine computes float16 products fast.
     """
     if len(x) == 0 or len(y) == 0:
         raise LaserError("cannot search an empty set of embeddings")
     if x.dim != y.dim:
         raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
-    product = _fastest_product(x.dim)
+    product = _product(precision, x.dim, len(x) * len(y))
     fwd, bwd = _TopK(len(x), min(k, len(y))), _TopK(len(y), min(k, len(x)))
     block = max(block, k)
+    buffers = (np.empty(block * block, dtype=bool), np.empty(block * block, dtype=bool))
     total = -(-len(x) // block) * -(-len(y) // block)
     with tqdm(total=total, unit="block", disable=None if progress else True, leave=False,
-              desc="k-NN") as bar:
+              desc="k-NN") as bar, ThreadPoolExecutor(2) as pool:
         for r0, xb in x.blocks(block):
             for c0, yb in y.blocks(block):
-                approx = product.approx(xb, yb)
-                _update(fwd, approx, c0 == 0, r0, product.bound,
-                        lambda r, c: product.exact(xb, yb, r, c), c0)
-                _update(bwd, approx.T, r0 == 0, c0, product.bound,
-                        lambda r, c: product.exact(xb, yb, c, r), r0)
+                _merge_block(xb, yb, product, fwd, bwd, r0, c0, buffers, pool)
                 bar.update()
     return fwd.result(), bwd.result()
-
-
-def _fastest_product(dim: int) -> _Product:
-    return _float32_product()
 
 
 def approximate_knn(x: Vectors, y: Vectors, k: int, factory: str, nprobe: Optional[int] = None,
@@ -268,7 +337,11 @@ def build_index(vectors: Vectors, factory: str, metric: str = "cosine",
     return index
 
 
-def _replace_atomically(path: Path, write: Callable[[str], None]) -> None:
+def replace_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Create `path` by `write(temp_name)` on a temp file beside it, renamed only on success."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise LaserError(f"{path}: output directory does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -286,14 +359,11 @@ def meta_path(index_path: str | os.PathLike) -> Path:
 
 def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> None:
     """Write the index and its metadata sidecar, each through a temp file renamed on success."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise LaserError(f"{path}: output directory does not exist")
-    _replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
+    replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
 
     def write_meta(tmp: str) -> None:
         Path(tmp).write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
-    _replace_atomically(meta_path(path), write_meta)
+    replace_atomically(meta_path(path), write_meta)
 
 
 def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
@@ -380,3 +450,51 @@ def embedded_text(encoder, text_path: str, lang: str,
         path = os.path.join(tmp, "embeddings.npy")
         embed_file(encoder, text_path, path, lang, progress=True, provenance=False)
         yield open_embeddings(path)
+
+
+def line_texts(path: str, lines: np.ndarray) -> dict[int, str]:
+    """The text of the given (0-based) lines of a file, read in one streamed pass."""
+    wanted = np.zeros(int(lines.max()) + 1 if len(lines) else 0, dtype=bool)
+    wanted[lines] = True
+    texts = {}
+    for number, text in enumerate(read_lines(path)):
+        if number >= len(wanted):
+            break
+        if wanted[number]:
+            texts[number] = text
+    return texts
+
+
+def count_lines(path: str) -> int:
+    """Lines of a text file as `read_lines` splits them."""
+    return sum(1 for _ in read_lines(path))
+
+
+def write_neighbours(output: str, found: Neighbours, query_text: Optional[str] = None,
+                     target_text: Optional[str] = None) -> None:
+    """TSV `query_id rank target_id score [query_text target_text]`, ids 0-based, rank from 1."""
+    targets = line_texts(target_text, found.ids[found.ids >= 0]) if target_text else {}
+    queries = read_lines(query_text) if query_text else None
+    ranks = np.arange(1, found.ids.shape[1] + 1).tolist()
+    with atomic_text_output(output) as out:
+        for query, (sims, ids) in enumerate(zip(found.sims.tolist(), found.ids.tolist())):
+            suffix = ""
+            if queries is not None:
+                text = next(queries)
+            for rank, sim, target in zip(ranks, sims, ids):
+                if target < 0:
+                    break
+                if queries is not None:
+                    suffix = f"\t{text}\t{targets[target]}"
+                out.write(f"{query}\t{rank}\t{target}\t{sim:.6f}{suffix}\n")
+
+
+def embeddings_model(path: str) -> Optional[str]:
+    """The model sha256 in the provenance sidecar `laser embed` writes beside embeddings, if any."""
+    sidecar = Path(f"{path}.json")
+    if not sidecar.is_file():
+        return None
+    try:
+        return json.loads(sidecar.read_text(encoding="utf-8")).get("model_sha256")
+    except (ValueError, AttributeError):
+        return None

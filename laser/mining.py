@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 import numpy as np
 
 from .errors import LaserError
-from .knn import Neighbours, Vectors, approximate_knn, exact_knn
+from .knn import Neighbours, Vectors, approximate_knn, exact_knn, line_texts
 from .text_io import atomic_text_output, read_lines
 
 MARGINS = ("ratio", "distance", "absolute")
@@ -101,13 +101,14 @@ class Neighbourhoods:
 
     @classmethod
     def compute(cls, x: Vectors, y: Vectors, k: int, index: Optional[str] = None,
-                nprobe: Optional[int] = None, progress: bool = False) -> "Neighbourhoods":
+                nprobe: Optional[int] = None, progress: bool = False,
+                precision: str = "auto") -> "Neighbourhoods":
         """Exact by default; through a FAISS index of each side when `index` is a factory string."""
         if k < 1:
             raise LaserError("the neighbourhood size k must be at least 1")
         if index:
             return cls(*approximate_knn(x, y, k, index, nprobe, progress))
-        return cls(*exact_knn(x, y, k, progress=progress))
+        return cls(*exact_knn(x, y, k, progress=progress, precision=precision))
 
     def candidates(self, kind: str) -> tuple["Candidates", "Candidates"]:
         """Margin scores of the fwd and bwd candidates."""
@@ -255,19 +256,6 @@ def mine(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, mode: str = "mine", k
     pairs = all_candidates(fwd, bwd, retrieval) if candidates else retrieve(fwd, bwd, retrieval,
                                                                            threshold)
     return pairs.to_lines(src, trg)
-
-
-def line_texts(path: str, lines: np.ndarray) -> dict[int, str]:
-    """The text of the given lines, read in one streamed pass."""
-    wanted = np.zeros(int(lines.max()) + 1 if len(lines) else 0, dtype=bool)
-    wanted[lines] = True
-    texts = {}
-    for number, text in enumerate(read_lines(path)):
-        if number >= len(wanted):
-            break
-        if wanted[number]:
-            texts[number] = text
-    return texts
 
 
 def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict) -> Iterator[str]:

@@ -1,5 +1,6 @@
 """The `laser` command line: a thin layer over the library, one module per command."""
 from .common import main
 from . import embed  # noqa: F401  (registers commands)
+from . import evaluate, knn, mine, score  # noqa: F401
 
 __all__ = ["main"]

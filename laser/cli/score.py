@@ -1,0 +1,71 @@
+"""`laser score`: one score per line of a line-aligned bitext, and their histogram."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import LaserError
+from ..knn import replace_atomically
+from ..mining import MARGINS, corpus_vectors, scan_corpus
+from ..scoring import METHODS, Histogram, score_bitext, write_scores
+from ..text_io import atomic_text_output
+from .common import main, model_options
+from .knn import (dim_option, encoder_loader, fp16_option, quiet_option, sentence_embeddings,
+                  work_dir)
+
+
+@main.command("score")
+@click.argument("src_path", metavar="SRC")
+@click.argument("trg_path", metavar="TRG")
+@click.option("--src-embeddings", help="Embeddings of SRC, one row per line (.npy or raw).")
+@click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw).")
+@click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now.")
+@click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now.")
+@dim_option
+@fp16_option
+@click.option("--method", type=click.Choice(METHODS), default="margin", show_default=True,
+              help="cosine; margin (the official score mode); csls.")
+@click.option("--margin", "kind", type=click.Choice(MARGINS), default="ratio", show_default=True,
+              help="Margin of --method margin.")
+@click.option("-k", "--neighborhood", "k", type=click.IntRange(min=1), default=4,
+              show_default=True, help="Neighbourhood size of margin and CSLS.")
+@click.option("--index", "factory", default=None,
+              help="Approximate neighbourhoods through a FAISS index, e.g. IVF4096,Flat.")
+@click.option("--nprobe", type=click.IntRange(min=1), default=None,
+              help="IVF lists visited per query with --index.")
+@click.option("--output", "-o", default="-", show_default=True, help="Scores, one a line.")
+@click.option("--with-text", is_flag=True, help="Write score<TAB>src<TAB>trg lines.")
+@click.option("--histogram", "histogram_path", default=None,
+              help="Write the text histogram here (default: stderr, unless --quiet).")
+@click.option("--png", "png_path", default=None, help="Write the histogram as a PNG bar chart.")
+@click.option("--bins", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Histogram bins.")
+@model_options
+@quiet_option
+def score_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang, dim,
+                  fp16, method, kind, k, factory, nprobe, output, with_text, histogram_path,
+                  png_path, bins, quiet, **model):
+    """Score every line pair of the aligned files SRC and TRG."""
+    src, trg = scan_corpus(src_path), scan_corpus(trg_path)
+    if src.lines != trg.lines:
+        raise LaserError(f"{src_path} has {src.lines} lines but {trg_path} has {trg.lines}: "
+                         "a bitext must be line-aligned")
+    encoder = encoder_loader(model)
+    workdir = work_dir(output)
+    with sentence_embeddings(src_path, src_embeddings, src_lang, dim, fp16, encoder, workdir,
+                             "src") as (x_matrix, x_name), \
+            sentence_embeddings(trg_path, trg_embeddings, trg_lang, dim, fp16, encoder, workdir,
+                                "trg") as (y_matrix, y_name):
+        scores = score_bitext(corpus_vectors(src, x_matrix, x_name),
+                              corpus_vectors(trg, y_matrix, y_name), method, k, kind, factory,
+                              nprobe, progress=not quiet)
+    histogram = Histogram.of(scores, bins)
+    write_scores(output, scores, src_path if with_text else None, trg_path if with_text else None)
+    if histogram_path:
+        with atomic_text_output(histogram_path) as out:
+            out.write(histogram.text())
+    elif not quiet:
+        click.echo(histogram.text(), err=True, nl=False)
+    if png_path:
+        replace_atomically(png_path, lambda tmp: Path(tmp).write_bytes(histogram.png()))
