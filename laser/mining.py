@@ -104,8 +104,6 @@ class Neighbourhoods:
                 nprobe: Optional[int] = None, progress: bool = False,
                 precision: str = "auto") -> "Neighbourhoods":
         """Exact by default; through a FAISS index of each side when `index` is a factory string."""
-        if k < 1:
-            raise LaserError("the neighbourhood size k must be at least 1")
         if index:
             return cls(*approximate_knn(x, y, k, index, nprobe, progress))
         return cls(*exact_knn(x, y, k, progress=progress, precision=precision))
@@ -214,7 +212,7 @@ def aligned_similarities(x: Vectors, y: Vectors, src: np.ndarray, trg: np.ndarra
     out = np.empty(len(src), dtype=np.float32)
     for start in range(0, len(src), batch):
         part = slice(start, start + batch)
-        out[part] = np.einsum("ij,ij->i", x.take(src[part]), y.take(trg[part]))
+        out[part] = (x.take(src[part]) * y.take(trg[part])).sum(axis=1)
     return out
 
 
@@ -265,8 +263,8 @@ def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict) -> 
         if fmt == "ids":
             yield f"{score!r}\t{s}\t{t}\n"
         elif fmt == "jsonl":
-            record = {"score": score, "src_line": s, "trg_line": t, "src": src_text[s],
-                      "trg": trg_text[t]}
+            record = {"score": score if score == score else None, "src_line": s, "trg_line": t,
+                      "src": src_text[s], "trg": trg_text[t]}
             yield json.dumps(record, ensure_ascii=False) + "\n"
         elif mode == "search":
             yield trg_text[t] + "\n"

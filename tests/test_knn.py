@@ -1,5 +1,6 @@
 """Exact blocked k-NN against brute force, FAISS indexes with metadata, and `laser knn`."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -181,3 +182,27 @@ def test_cli_search_refuses_other_dimension_without_output(tmp_path):
     assert result.exit_code == 1
     assert "the index holds 16-d vectors but the queries are 8-d" in result.output
     assert not (tmp_path / "out.tsv").exists()
+
+
+def test_cli_indexes_and_queries_text_with_the_model(tmp_path):
+    parity = Path(__file__).resolve().parents[1].parent / "shared/fixtures/parity/public"
+    model, text = parity / "model", parity / "inputs/en.txt"
+    runner = CliRunner()
+    built = runner.invoke(main, ["knn", "build", str(text), "--lang", "en", "--model", str(model),
+                                 "-o", str(tmp_path / "en.faiss"), "-q"])
+    assert built.exit_code == 0, built.output
+    meta = json.loads((tmp_path / "en.faiss.json").read_text())
+    assert (meta["count"], meta["dim"]) == (30, 80) and len(meta["model"]) == 64
+    found = runner.invoke(main, ["knn", "search", str(tmp_path / "en.faiss"), str(text), "--lang",
+                                 "en", "--model", str(model), "-k", "1", "-q",
+                                 "--target-text", str(text)])
+    assert found.exit_code == 0, found.output
+    rows = [line.split("\t") for line in found.output.splitlines()]
+    assert [row[2] for row in rows] == [str(i) for i in range(30)]
+    assert all(row[4] == row[5] for row in rows)
+    np.save(tmp_path / "q.npy", np.load(parity / "expected/en.npy"))
+    (tmp_path / "q.npy.json").write_text(json.dumps({"model_sha256": "f" * 64}))
+    refused = runner.invoke(main, ["knn", "search", str(tmp_path / "en.faiss"),
+                                   str(tmp_path / "q.npy")])
+    assert refused.exit_code == 1
+    assert "but the queries are embedded with model ffffffffffff" in refused.output
