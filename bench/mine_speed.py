@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Time `laser mine` (mode mine, max retrieval, ratio margin) on synthetic corpora of any size.
 
-    python bench/mine_speed.py --src 50000 --trg 50000 [--dim 1024] [--index IVF1024,Flat --nprobe 16]
+    python bench/mine_speed.py --src 50000 --trg 50000 [--dim 1024] [--precision float32]
+    python bench/mine_speed.py --src 100000 --trg 100000 --index IVF1024,Flat --nprobe 16
 
 Writes the synthetic corpora to bench/out/ (streamed, so big sizes do not need RAM), then runs the
 same library calls as the command, phase by phase, and prints wall times, peak memory, how many of
@@ -25,16 +26,18 @@ CHUNK = 20000
 
 
 def base_rows(start: int, stop: int, dim: int) -> np.ndarray:
-    """Rows start..stop of the shared base vectors, generated chunk by chunk (same on both sides)."""
+    """Rows start..stop of the shared base vectors, generated chunk by chunk (same both sides)."""
     first, last = start // CHUNK, (stop - 1) // CHUNK
     chunks = [np.random.default_rng([7, c]).standard_normal((CHUNK, dim), dtype=np.float32)
               for c in range(first, last + 1)]
     return np.concatenate(chunks)[start - first * CHUNK:stop - first * CHUNK]
 
 
-def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int, offset: int) -> tuple[str, str]:
+def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int,
+                offset: int) -> tuple[str, str]:
     """Text and embeddings: rows offset..offset+pairs hold the planted pair of base vector i."""
-    text, embeddings = OUT / f"{name}-{rows}x{dim}.txt", OUT / f"{name}-{rows}x{dim}.npy"
+    stem = OUT / f"{name}-{rows}x{dim}-{pairs}pairs"
+    text, embeddings = stem.with_suffix(".txt"), stem.with_suffix(".npy")
     if not embeddings.exists():
         rng = np.random.default_rng(seed)
         with EmbeddingWriter(embeddings, dim) as writer, open(text, "w") as lines:
@@ -44,7 +47,8 @@ def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int, offset: i
                 planted = np.arange(start, stop) - offset
                 hit = (planted >= 0) & (planted < pairs)
                 if hit.any():
-                    block[hit] = base_rows(planted[hit][0], planted[hit][-1] + 1, dim) + 0.6 * block[hit]
+                    base = base_rows(planted[hit][0], planted[hit][-1] + 1, dim)
+                    block[hit] = base + 0.6 * block[hit]
                 writer.write(block)
                 lines.writelines(f"{name} {i}\n" for i in range(start, stop))
     return str(text), str(embeddings)
@@ -97,14 +101,15 @@ def main() -> None:
         print(f"  {phase:32s} {seconds:9.1f} s")
     print(f"  {'total':32s} {total:9.1f} s")
     print(f"  peak RSS {peak_rss_gib():.2f} GiB (mapped embedding pages included)")
-    print(f"  {len(mined)} pairs written, {int(planted.sum())} of the {pairs} planted pairs among them")
+    print(f"  {len(mined)} pairs written, {int(planted.sum())} of the {pairs} planted pairs "
+          "among them")
     if not args.index:
         rows, cols = -(-args.src // BLOCK_ROWS), -(-args.trg // BLOCK_ROWS)
-        print(f"  {rows * cols} blocks of {BLOCK_ROWS}^2 similarities, {rows + cols - 1} of them the "
-              "first of their row or column (computed in float32, costlier)")
+        print(f"  {rows * cols} blocks of {BLOCK_ROWS}^2 similarities, {rows + cols - 1} of "
+              "them the first of their row or column (computed in float32, costlier)")
         upper = timings["k-NN both directions"] * 1e12 / (args.src * args.trg)
-        print(f"  EXTRAPOLATED to 1M x 1M by n x m: {upper / 60:.0f} min k-NN (an upper bound: first "
-              "blocks are a smaller share there)")
+        print(f"  EXTRAPOLATED to 1M x 1M (same dim) by n x m: {upper / 60:.0f} min k-NN (an upper "
+              "bound: first blocks are a smaller share there)")
 
 
 if __name__ == "__main__":

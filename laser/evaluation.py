@@ -89,7 +89,7 @@ def tatoeba_errors(directory: str, embed: Embedder, kinds: Sequence[str] = ("abs
 def bucc_candidates(pairs_lines: tuple[np.ndarray, np.ndarray, np.ndarray], src: Corpus,
                     trg: Corpus, src_ids: Sequence[str],
                     trg_ids: Sequence[str]) -> dict[tuple[str, str], float]:
-    """Mined (src line, trg line, score) as id pairs; a unified sentence stands for all its lines."""
+    """Mined (src line, trg line, score) as id pairs; a unified sentence stands for its lines."""
     src_lines, trg_lines = _lines_by_sentence(src), _lines_by_sentence(trg)
     scores = {}
     for s, t, score in zip(*(column.tolist() for column in pairs_lines)):
@@ -146,7 +146,7 @@ class BuccReport:
 
 
 def bucc_files(directory: str, pair: str, split: str) -> tuple[str, str, str]:
-    """(source, English, gold) of a split in the official layout: [DIR/]PAIR/PAIR.SPLIT.{xx,en,gold}."""
+    """(source, English, gold) files of a split: [DIR/]PAIR/PAIR.SPLIT.{xx,en,gold}."""
     lang = pair.split("-")[0]
     for base in (Path(directory) / pair, Path(directory)):
         src = base / f"{pair}.{split}.{lang}"
@@ -189,7 +189,8 @@ def bucc_split_candidates(directory: str, pair: str, split: str, embed: Embedder
         trg_text = os.path.join(tmp, os.path.basename(trg_file))
         src_ids, trg_ids = read_id_file(src_file, src_text), read_id_file(trg_file, trg_text)
         src, trg = scan_corpus(src_text, unify=True), scan_corpus(trg_text, unify=True)
-        with embed(src_text, lang) as (x_matrix, x_name), embed(trg_text, "en") as (y_matrix, y_name):
+        with embed(src_text, lang) as (x_matrix, x_name), \
+                embed(trg_text, "en") as (y_matrix, y_name):
             pairs = mine(src, trg, corpus_vectors(src, x_matrix, x_name),
                          corpus_vectors(trg, y_matrix, y_name), "mine", k, "ratio", "max", 0.0)
     return bucc_candidates((pairs.src, pairs.trg, pairs.score), src, trg, src_ids, trg_ids)

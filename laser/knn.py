@@ -1,5 +1,5 @@
-"""Nearest neighbours of embeddings: exact k-NN in both directions from one blocked product, and FAISS
-indexes (built in chunks from a memory map, saved with a metadata sidecar, searched in batches)."""
+"""Nearest neighbours of embeddings: exact k-NN in both directions from one blocked product, and
+FAISS indexes (built in chunks from a memory map, saved with a metadata sidecar, searched)."""
 from __future__ import annotations
 
 import functools
@@ -30,7 +30,7 @@ META_FORMAT = 1
 
 @dataclass
 class Vectors:
-    """Rows of an embedding matrix served as float32 blocks, L2-normalised unless `normalize` is off.
+    """Rows of an embedding matrix as float32 blocks, L2-normalised unless `normalize` is off.
 
     `rows`, when given, selects and orders the matrix rows used (mining with --unify keeps one
     row per distinct sentence).
@@ -53,7 +53,7 @@ class Vectors:
         return self.take(np.arange(start, min(stop, len(self))))
 
     def take(self, positions: np.ndarray) -> np.ndarray:
-        """The rows at `positions` of this selection (sorted positions read a memory map fastest)."""
+        """The rows at `positions` of this selection (sorted positions read a memory map best)."""
         rows = positions if self.rows is None else self.rows[positions]
         if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1):
             source = self.matrix[rows[0]:rows[-1] + 1]
@@ -82,12 +82,12 @@ class Neighbours:
     ids: np.ndarray
 
     def mean(self) -> np.ndarray:
-        """Mean similarity of each row's neighbourhood (float32, as the official tool computes it)."""
+        """Mean similarity of each row's neighbourhood (float32, as the official tool has it)."""
         return self.sims.mean(axis=1)
 
 
 class _TopK:
-    """The running k best (similarity, id) of each row; among equal similarities the lower id wins."""
+    """The running k best (similarity, id) of each row; on equal similarities the lower id wins."""
 
     def __init__(self, rows: int, k: int):
         self.sims = np.full((rows, k), -np.inf, dtype=np.float32)
@@ -141,14 +141,14 @@ def _fresh_cut(sims: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Product:
-    """How blocks of similarities are computed: `approx` is within `bound` of the float32 dot
-    product; with a bound, candidates are re-scored exactly before they are kept."""
+    """How blocks of similarities are computed: `approx(x, y, out)` writes x @ y.T into `out`
+    within `bound` of the float32 dot products; with a bound, candidates are re-scored exactly."""
 
-    approx: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    approx: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
     bound: float
 
 
-SINGLE = _Product(lambda x, y: x @ y.T, 0.0)
+SINGLE = _Product(lambda x, y, out: np.matmul(x, y.T, out=out), 0.0)
 PRECISIONS = ("auto", "float32", "float16")
 
 
@@ -156,9 +156,15 @@ def _half_product(dim: int) -> _Product:
     """float16 inputs, float32 accumulation (the CPU's fp16/AMX units through torch): the error
     bound covers rounding both inputs, the accumulation of `dim` terms and a float16 result."""
     import torch
+    results: dict[tuple[int, int], torch.Tensor] = {}
 
-    def approx(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return (torch.from_numpy(x).half() @ torch.from_numpy(y).half().T).float().numpy()
+    def approx(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        if out.shape not in results:
+            results[out.shape] = torch.empty(out.shape, dtype=torch.float16)
+        result = results[out.shape]
+        torch.matmul(torch.from_numpy(x).half(), torch.from_numpy(y).half().T, out=result)
+        torch.from_numpy(out).copy_(result)
+        return out
     return _Product(approx, 4 * 2.0 ** -11 + dim * 2.0 ** -23 + 2.0 ** -18)
 
 
@@ -183,8 +189,10 @@ def _half_pays_off(dim: int) -> bool:
     y[:512] = x[:512] + 0.05 * y[:512]
     faiss.normalize_L2(x)
     faiss.normalize_L2(y)
-    accurate = np.abs(half.approx(x, y) - x @ y.T).max() <= half.bound / 2
-    return bool(accurate and 1.5 * _best_time(lambda: half.approx(x, y)) < _best_time(lambda: x @ y.T))
+    out = np.empty((len(x), len(y)), dtype=np.float32)
+    accurate = np.abs(half.approx(x, y, out) - x @ y.T).max() <= half.bound / 2
+    return bool(accurate and 1.5 * _best_time(lambda: half.approx(x, y, out))
+                < _best_time(lambda: SINGLE.approx(x, y, out)))
 
 
 def _product(precision: str, dim: int, pairs: int) -> _Product:
@@ -221,15 +229,16 @@ def _fold(sims: np.ndarray, xb: np.ndarray, yb: np.ndarray, bound: float, state:
 
 
 def _merge_block(xb: np.ndarray, yb: np.ndarray, product: _Product, fwd: _TopK, bwd: _TopK,
-                 r0: int, c0: int, buffers: tuple[np.ndarray, np.ndarray],
+                 r0: int, c0: int, buffers: tuple[np.ndarray, np.ndarray, np.ndarray],
                  pool: ThreadPoolExecutor) -> None:
     """Fold the block of x rows r0.. against y rows c0.. into both top-k, one thread each. The
     first block of a row or column is exact: it sets the cuts later blocks are screened by."""
     if r0 == 0 or c0 == 0:
         product = SINGLE
-    sims = product.approx(xb, yb)
-    jobs = [pool.submit(_fold, sims, xb, yb, product.bound, fwd, True, r0, c0, c0 == 0, buffers[0]),
-            pool.submit(_fold, sims, xb, yb, product.bound, bwd, False, c0, r0, r0 == 0, buffers[1])]
+    sims = product.approx(xb, yb, buffers[2][:len(xb) * len(yb)].reshape(len(xb), len(yb)))
+    bound = product.bound
+    jobs = [pool.submit(_fold, sims, xb, yb, bound, fwd, True, r0, c0, c0 == 0, buffers[0]),
+            pool.submit(_fold, sims, xb, yb, bound, bwd, False, c0, r0, r0 == 0, buffers[1])]
     for job in jobs:
         job.result()
 
@@ -252,7 +261,8 @@ def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress:
     product = _product(precision, x.dim, len(x) * len(y))
     fwd, bwd = _TopK(len(x), min(k, len(y))), _TopK(len(y), min(k, len(x)))
     block = max(block, k)
-    buffers = (np.empty(block * block, dtype=bool), np.empty(block * block, dtype=bool))
+    buffers = (np.empty(block * block, dtype=bool), np.empty(block * block, dtype=bool),
+               np.empty(block * block, dtype=np.float32))
     total = -(-len(x) // block) * -(-len(y) // block)
     with tqdm(total=total, unit="block", disable=None if progress else True, leave=False,
               desc="k-NN") as bar, ThreadPoolExecutor(2) as pool:
@@ -265,7 +275,7 @@ def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress:
 
 def approximate_knn(x: Vectors, y: Vectors, k: int, factory: str, nprobe: Optional[int] = None,
                     progress: bool = False) -> tuple[Neighbours, Neighbours]:
-    """k-NN of x in y and of y in x through a FAISS index of each side (for corpora too big for exact)."""
+    """k-NN of x in y and of y in x through a FAISS index of each side (for huge corpora)."""
     if x.dim != y.dim:
         raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
     found = []
@@ -273,8 +283,8 @@ def approximate_knn(x: Vectors, y: Vectors, k: int, factory: str, nprobe: Option
         index = build_index(base, factory, "cosine", progress=progress)
         neighbours = search(index, queries, min(k, len(base)), nprobe=nprobe, progress=progress)
         if (neighbours.ids < 0).any():
-            raise LaserError(f"the {factory} index of {base.name} found fewer than k neighbours for "
-                             "some sentences; raise --nprobe or use fewer lists")
+            raise LaserError(f"the {factory} index of {base.name} found fewer than k neighbours "
+                             "for some sentences; raise --nprobe or use fewer lists")
         found.append(neighbours)
         del index
     return found[0], found[1]
@@ -300,7 +310,7 @@ def _faiss_metric(metric: str) -> int:
 
 
 def new_index(dim: int, factory: str, metric: str = "cosine") -> faiss.Index:
-    """An empty index from a FAISS factory string (Flat, IVF4096,Flat, OPQ32,IVF16384,PQ32, HNSW32...)."""
+    """An empty index from a FAISS factory string (Flat, IVF4096,Flat, OPQ32,IVF16384,PQ32...)."""
     try:
         return faiss.index_factory(dim, factory, _faiss_metric(metric))
     except RuntimeError as error:
@@ -375,7 +385,8 @@ def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
     if not path.is_file():
         raise LaserError(f"{path}: no such index file")
     if not sidecar.is_file():
-        raise LaserError(f"{path}: metadata {sidecar.name} is missing; build indexes with laser knn build")
+        raise LaserError(f"{path}: metadata {sidecar.name} is missing; build indexes with "
+                         "laser knn build")
     try:
         meta = IndexMeta(**json.loads(sidecar.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as error:
@@ -395,7 +406,8 @@ def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
 def check_queries(index_path: str, meta: IndexMeta, dim: int, model: Optional[str]) -> None:
     """Refuse queries the index cannot answer meaningfully: another dimension or another model."""
     if dim != meta.dim:
-        raise LaserError(f"{index_path}: the index holds {meta.dim}-d vectors but the queries are {dim}-d")
+        raise LaserError(f"{index_path}: the index holds {meta.dim}-d vectors but the queries "
+                         f"are {dim}-d")
     if model and meta.model and model != meta.model:
         raise LaserError(f"{index_path}: built from embeddings of model {meta.model[:12]}, "
                          f"but the queries are embedded with model {model[:12]}")
@@ -417,7 +429,7 @@ def set_search_parameters(index: faiss.Index, nprobe: Optional[int] = None,
 def search(index: faiss.Index, queries: Vectors, k: int, nprobe: Optional[int] = None,
            ef_search: Optional[int] = None, exclude_self: bool = False,
            batch: int = SEARCH_BATCH, progress: bool = False) -> Neighbours:
-    """Top-k of every query row, in batches; `exclude_self` drops the query's own id (self-search)."""
+    """Top-k of every query row, in batches; `exclude_self` drops each query's own id."""
     set_search_parameters(index, nprobe, ef_search)
     wanted = min(k + exclude_self, index.ntotal)
     sims = np.empty((len(queries), wanted), dtype=np.float32)
@@ -425,7 +437,8 @@ def search(index: faiss.Index, queries: Vectors, k: int, nprobe: Optional[int] =
     with tqdm(total=len(queries), unit="query", disable=None if progress else True, leave=False,
               desc="searching") as bar:
         for start, block in queries.blocks(batch):
-            sims[start:start + len(block)], ids[start:start + len(block)] = index.search(block, wanted)
+            rows = slice(start, start + len(block))
+            sims[rows], ids[rows] = index.search(block, wanted)
             bar.update(len(block))
     found = Neighbours(sims, ids)
     return _without_self(found) if exclude_self else found
@@ -440,13 +453,14 @@ def _without_self(found: Neighbours) -> Neighbours:
     own[~own.any(axis=1), -1] = True
     own &= np.cumsum(own, axis=1) == 1
     keep = ~own
-    return Neighbours(found.sims[keep].reshape(rows, width - 1), found.ids[keep].reshape(rows, width - 1))
+    return Neighbours(found.sims[keep].reshape(rows, width - 1),
+                      found.ids[keep].reshape(rows, width - 1))
 
 
 @contextmanager
 def embedded_text(encoder, text_path: str, lang: str,
                   workdir: Optional[str] = None) -> Iterator[np.ndarray]:
-    """Embed each line of a text file into a temporary .npy and memory-map it (removed afterwards)."""
+    """Embed each line of a text file into a temporary .npy, memory-mapped (removed afterwards)."""
     from .embedding_io import open_embeddings
     from .pipeline import embed_file
     with tempfile.TemporaryDirectory(prefix=".laser-embed-", dir=workdir) as tmp:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import LaserError
 from .knn import Neighbours, Vectors, approximate_knn, exact_knn, line_texts
-from .text_io import atomic_text_output, read_lines
+from .text_io import STDIN, atomic_text_output, read_lines
 
 MARGINS = ("ratio", "distance", "absolute")
 RETRIEVALS = ("fwd", "bwd", "max", "intersect")
@@ -21,7 +21,7 @@ OUTPUT_FORMATS = ("tsv", "ids", "jsonl")
 
 @dataclass
 class Corpus:
-    """A sentence file read once: which distinct sentence each line holds (all distinct unless unified)."""
+    """A sentence file read once: the distinct sentence of each line (all, unless unified)."""
 
     path: str
     line_sentence: np.ndarray
@@ -44,6 +44,8 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False) -
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
     tool's defect of looking rows up by the rank of a line's first occurrence.
     """
+    if path == STDIN:
+        raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
     digests = bytearray()
     lines = 0
     for line in read_lines(path):
@@ -94,7 +96,7 @@ def margin(sims: np.ndarray, own_mean: np.ndarray, other_mean: np.ndarray, kind:
 
 @dataclass
 class Neighbourhoods:
-    """k-NN of every source sentence among the targets (fwd) and of every target among the sources."""
+    """k-NN of every source sentence among the targets (fwd) and of every target (bwd)."""
 
     fwd: Neighbours
     bwd: Neighbours
@@ -178,7 +180,7 @@ def retrieve(fwd: Candidates, bwd: Candidates, retrieval: str, threshold: float 
 
 
 def _greedy(ranked: Pairs, threshold: float, sources: int, targets: int) -> Pairs:
-    """Walk pairs best first, keeping one whose sentences are both still free, while above threshold."""
+    """Walk pairs best first, keeping those whose sentences are both still free, above threshold."""
     used_src = np.zeros(sources, dtype=bool)
     used_trg = np.zeros(targets, dtype=bool)
     kept = []
@@ -240,7 +242,7 @@ def mine(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, mode: str = "mine", k
          kind: str = "ratio", retrieval: str = "max", threshold: float = 0.0,
          candidates: bool = False, index: Optional[str] = None, nprobe: Optional[int] = None,
          progress: bool = False) -> Pairs:
-    """Everything `laser mine` computes: pairs of line numbers with their scores, in output order."""
+    """What `laser mine` computes: pairs of line numbers with their scores, in output order."""
     if mode not in MODES:
         raise LaserError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if retrieval not in RETRIEVALS:
@@ -277,7 +279,8 @@ def write_pairs(output: str, pairs: Pairs, src: Corpus, trg: Corpus, fmt: str = 
                 mode: str = "mine") -> None:
     """Write `pairs` (line numbers) atomically; texts are read back from the corpora as needed."""
     if fmt not in OUTPUT_FORMATS:
-        raise LaserError(f"unknown output format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+        raise LaserError(f"unknown output format {fmt!r}; "
+                         f"choose one of {', '.join(OUTPUT_FORMATS)}")
     needs_src = fmt == "jsonl" or (fmt == "tsv" and mode != "search")
     src_text = line_texts(src.path, pairs.src) if needs_src else {}
     trg_text = line_texts(trg.path, pairs.trg) if fmt != "ids" else {}

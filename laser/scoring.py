@@ -1,4 +1,4 @@
-"""Scoring a line-aligned bitext: cosine, margin or CSLS for every line, and a histogram (text, PNG)."""
+"""Scoring a line-aligned bitext: cosine, margin or CSLS for every line, and their histogram."""
 from __future__ import annotations
 
 import struct
@@ -67,7 +67,8 @@ class Histogram:
         if finite.size == 0:
             raise LaserError("no finite score to draw a histogram of")
         low, high = float(finite.min()), float(finite.max())
-        counts, edges = np.histogram(finite, bins=bins, range=(low, high if high > low else low + 1))
+        high = high if high > low else low + 1
+        counts, edges = np.histogram(finite, bins=bins, range=(low, high))
         points = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
         quantiles = dict(zip(points, np.quantile(finite, points).tolist()))
         return cls(edges, counts, int(scores.size - finite.size), quantiles)

@@ -110,15 +110,18 @@ def write_bucc_split(directory, embeddings, split, n_pairs, n_noise, seed):
     """A BUCC-layout split (de-en) of synthetic sentences with known parallel pairs."""
     rng = np.random.default_rng(seed)
     base = rng.standard_normal((n_pairs, 32))
-    src = np.concatenate([base + 0.3 * rng.standard_normal(base.shape), rng.standard_normal((n_noise, 32))])
+    noise = rng.uniform(0.2, 1.5, (n_pairs, 1))
+    src = np.concatenate([base + 0.3 * rng.standard_normal(base.shape),
+                          rng.standard_normal((n_noise, 32))])
     trg = np.concatenate([rng.standard_normal((n_noise, 32)),
-                          base + rng.uniform(0.2, 1.5, (n_pairs, 1)) * rng.standard_normal(base.shape)])
+                          base + noise * rng.standard_normal(base.shape)])
     src_order, trg_order = rng.permutation(len(src)), rng.permutation(len(trg))
     src_ids = [f"de-{seed}{i:06d}" for i in range(len(src))]
     trg_ids = [f"en-{seed}{i:06d}" for i in range(len(trg))]
     prefix = directory / "de-en"
     prefix.mkdir(exist_ok=True)
-    for lang, ids, order, matrix in (("de", src_ids, src_order, src), ("en", trg_ids, trg_order, trg)):
+    for lang, ids, order, matrix in (("de", src_ids, src_order, src),
+                                     ("en", trg_ids, trg_order, trg)):
         lines = [f"{ids[i]}\t{lang} sentence {seed}-{i}" for i in order]
         (prefix / f"de-en.{split}.{lang}").write_text("\n".join(lines) + "\n")
         np.save(embeddings / f"de-en.{split}.{lang}.npy", matrix[order].astype(np.float32))
@@ -149,7 +152,8 @@ def test_bucc_threshold_from_training_applied_to_test(bucc_dir):
     assert "F1" in lines["training"] and "F1" in lines["test"]
     f1 = float(lines["test"].split("F1 ")[1])
     assert f1 > 80
-    extracted = {tuple(line.split("\t")) for line in (directory / "pairs.tsv").read_text().splitlines()}
+    extracted = {tuple(line.split("\t"))
+                 for line in (directory / "pairs.tsv").read_text().splitlines()}
     gold = {tuple(line.split("\t")) for line in
             (directory / "de-en/de-en.test.gold").read_text().splitlines()}
     precision, recall = len(extracted & gold) / len(extracted), len(extracted & gold) / len(gold)
@@ -161,8 +165,10 @@ def test_bucc_report_matches_mining_then_official_optimisation(bucc_dir):
     result = CliRunner().invoke(main, ["mine", str(directory / "de-en/de-en.training.de"),
                                        str(directory / "de-en/de-en.training.en"), "--mode", "mine",
                                        "--unify", "--output-format", "ids", "-o", "-",
-                                       "--src-embeddings", str(embeddings / "de-en.training.de.npy"),
-                                       "--trg-embeddings", str(embeddings / "de-en.training.en.npy")])
+                                       "--src-embeddings",
+                                       str(embeddings / "de-en.training.de.npy"),
+                                       "--trg-embeddings",
+                                       str(embeddings / "de-en.training.en.npy")])
     assert result.exit_code == 0, result.output
     src_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.de").open()]
     trg_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.en").open()]
@@ -210,7 +216,8 @@ def test_tatoeba_folder_errors_both_ways_via_task_script(tmp_path):
         assert float(forward) == pytest.approx(100 * expected[lang][0], abs=0.005)
         assert float(backward) == pytest.approx(100 * expected[lang][1], abs=0.005)
     assert rows[3][0] == "average"
-    assert float(rows[3][2]) == pytest.approx(50 * (expected["deu"][0] + expected["fra"][0]), abs=0.01)
+    average = 50 * (expected["deu"][0] + expected["fra"][0])
+    assert float(rows[3][2]) == pytest.approx(average, abs=0.01)
 
 
 def test_bucc_task_script_runs_the_same_evaluation(bucc_dir):
@@ -255,6 +262,7 @@ def test_cli_xsim_matrix_of_three_files(tmp_path):
 def test_cli_xsim_refuses_unaligned_files(tmp_path):
     np.save(tmp_path / "a.npy", aligned_sets(10, 1, 0, 0)[0])
     np.save(tmp_path / "b.npy", aligned_sets(11, 1, 0, 0)[0])
-    result = CliRunner().invoke(main, ["eval", "xsim", str(tmp_path / "a.npy"), str(tmp_path / "b.npy")])
+    result = CliRunner().invoke(main, ["eval", "xsim", str(tmp_path / "a.npy"),
+                                       str(tmp_path / "b.npy")])
     assert result.exit_code == 1
     assert "holds 10 rows but" in result.output and "xsim needs aligned sets" in result.output

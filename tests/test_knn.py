@@ -115,7 +115,8 @@ def test_ivf_index_trains_on_a_sample_and_finds_near_duplicates(tmp_path):
     assert index.is_trained and index.ntotal == 3000
     found = search(index, Vectors(queries), 1, nprobe=4)
     assert (found.ids[:, 0] == np.arange(0, 3000, 10)).mean() > 0.95
-    save_index(index, IndexMeta(32, "cosine", 3000, "IVF16,Flat", model="abc"), tmp_path / "i.faiss")
+    meta = IndexMeta(32, "cosine", 3000, "IVF16,Flat", model="abc")
+    save_index(index, meta, tmp_path / "i.faiss")
     loaded, meta = load_index(tmp_path / "i.faiss")
     assert (meta.dim, meta.count, meta.factory, meta.model) == (32, 3000, "IVF16,Flat", "abc")
     np.testing.assert_array_equal(search(loaded, Vectors(queries), 1, nprobe=4).ids, found.ids)
@@ -157,7 +158,8 @@ def test_cli_build_search_info_with_text_columns(tmp_path):
                                  str(tmp_path / "base.faiss"), "-q"])
     assert built.exit_code == 0, built.output
     info = json.loads(runner.invoke(main, ["knn", "info", str(tmp_path / "base.faiss")]).output)
-    assert (info["dim"], info["count"], info["metric"], info["factory"]) == (16, 40, "cosine", "Flat")
+    assert [info[key] for key in ("dim", "count", "metric")] == [16, 40, "cosine"]
+    assert info["factory"] == "Flat"
     result = runner.invoke(main, ["knn", "search", str(tmp_path / "base.faiss"),
                                   str(tmp_path / "q.raw"), "--dim", "16", "--fp16", "-k", "3", "-q",
                                   "--query-text", str(tmp_path / "q.txt"),
@@ -176,7 +178,7 @@ def test_cli_search_refuses_other_dimension_without_output(tmp_path):
     np.save(tmp_path / "base.npy", unit_rows(10, 16, 0))
     np.save(tmp_path / "q.npy", unit_rows(3, 8, 0))
     runner = CliRunner()
-    runner.invoke(main, ["knn", "build", str(tmp_path / "base.npy"), "-o", str(tmp_path / "i"), "-q"])
+    runner.invoke(main, ["knn", "build", str(tmp_path / "base.npy"), "-o", str(tmp_path / "i")])
     result = runner.invoke(main, ["knn", "search", str(tmp_path / "i"), str(tmp_path / "q.npy"),
                                   "-o", str(tmp_path / "out.tsv")])
     assert result.exit_code == 1

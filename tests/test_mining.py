@@ -106,8 +106,9 @@ def run_ours(directory, src_lines, trg_lines, x, y, mode, k, kind, retrieval, th
     src_txt, src_npy = write_corpus(directory, src_lines, x, "src")
     trg_txt, trg_npy = write_corpus(directory, trg_lines, y, "trg")
     src, trg = scan_corpus(src_txt, unify), scan_corpus(trg_txt, unify)
-    pairs = mine(src, trg, corpus_vectors(src, np.load(src_npy), src_npy),
-                 corpus_vectors(trg, np.load(trg_npy), trg_npy), mode, k, kind, retrieval, threshold)
+    x = corpus_vectors(src, np.load(src_npy), src_npy)
+    y = corpus_vectors(trg, np.load(trg_npy), trg_npy)
+    pairs = mine(src, trg, x, y, mode, k, kind, retrieval, threshold)
     write_pairs(str(directory / "out"), pairs, src, trg, fmt, mode)
     return (directory / "out").read_text(encoding="utf-8").splitlines()
 
@@ -147,7 +148,8 @@ def test_search_and_score_match_reference(tmp_path, name, kind, k, unify):
     searched = run_ours(tmp_path, src_lines, trg_lines, x, y, "search", k, kind, "max", 0, unify)
     expected = reference(src_lines, trg_lines, x, y, "search", k, kind, "max", 0, unify)
     assert searched == [trg for _, _, trg in expected]
-    scored = parse(run_ours(tmp_path, src_lines, trg_lines, x, y, "score", k, kind, "max", 0, unify))
+    scored = parse(run_ours(tmp_path, src_lines, trg_lines, x, y, "score", k, kind, "max", 0,
+                            unify))
     assert_same(scored, reference(src_lines, trg_lines, x, y, "score", k, kind, "max", 0, unify))
 
 
@@ -155,11 +157,13 @@ def test_search_and_score_match_reference(tmp_path, name, kind, k, unify):
 def test_continuous_embeddings_of_different_sizes(tmp_path, retrieval):
     rng = np.random.default_rng(7)
     base = rng.standard_normal((40, 32)).astype(np.float32)
-    x = np.concatenate([base[:30] + 0.3 * rng.standard_normal((30, 32)), rng.standard_normal((25, 32))])
-    y = np.concatenate([rng.standard_normal((10, 32)), base + 0.5 * rng.standard_normal((40, 32))])
+    x = np.concatenate([base[:30] + 0.3 * rng.standard_normal((30, 32)),
+                        rng.standard_normal((25, 32))]).astype(np.float32)
+    y = np.concatenate([rng.standard_normal((10, 32)),
+                        base + 0.5 * rng.standard_normal((40, 32))]).astype(np.float32)
     src_lines, trg_lines = corpus(55, [(54, 3)], "s"), corpus(50, [], "t")
-    ours = parse(run_ours(tmp_path, src_lines, trg_lines, x.astype(np.float32), y.astype(np.float32),
-                          "mine", 4, "ratio", retrieval, 1.02, True))
+    ours = parse(run_ours(tmp_path, src_lines, trg_lines, x, y, "mine", 4, "ratio", retrieval, 1.02,
+                          True))
     expected = reference(src_lines, trg_lines, x, y, "mine", 4, "ratio", retrieval, 1.02, True)
     assert sorted(row[1:] for row in ours) == sorted(row[1:] for row in expected)
     assert len(ours) >= 25
@@ -264,6 +268,7 @@ def test_final_line_without_newline_keeps_its_last_character_and_unifies(tmp_pat
     ("dim", "src.npy has dimension 16 but .*trg.npy has 8"),
     ("empty", "trg.txt: empty corpus"),
     ("raw", "src.raw: size .* is not a multiple of 1024 x 4 bytes"),
+    ("stdin", "pass a file, not '-'"),
 ])
 def test_bad_input_is_one_clear_error_and_no_output(tmp_path, problem, message):
     (src_txt, src_npy), (trg_txt, trg_npy) = small_files(tmp_path)
@@ -273,6 +278,8 @@ def test_bad_input_is_one_clear_error_and_no_output(tmp_path, problem, message):
         np.save(trg_npy, sign_rows(5, 1)[:, :8])
     elif problem == "empty":
         Path(trg_txt).write_text("")
+    elif problem == "stdin":
+        src_txt = "-"
     elif problem == "raw":
         np.load(src_npy).tofile(tmp_path / "src.raw")
         src_npy = tmp_path / "src.raw"
@@ -306,7 +313,8 @@ def test_embedding_on_the_fly_equals_precomputed_embeddings(tmp_path):
     embedded = cli("mine", text, text, "--src-lang", "en", "--trg-lang", "en", "--model", MODEL,
                    "--mode", "mine", "-o", tmp_path / "b.tsv")
     assert embedded.exit_code == 0, embedded.output
-    a, b = (parse((tmp_path / n).read_text(encoding="utf-8").splitlines()) for n in ("a.tsv", "b.tsv"))
+    a, b = (parse((tmp_path / name).read_text(encoding="utf-8").splitlines())
+            for name in ("a.tsv", "b.tsv"))
     assert sorted(r[1:] for r in a) == sorted(r[1:] for r in b)
     assert all(src == trg for _, src, trg in b) and len(b) == 30
     np.testing.assert_allclose(sorted(r[0] for r in a), sorted(r[0] for r in b), rtol=1e-4)

@@ -126,5 +126,6 @@ def test_mined_pairs_recover_the_gold_pairs(tmp_path):
     run = next(r for r in RUNS if r["corpus"] == "main" and r["mode"] == "mine" and r["unify"]
                and r["retrieval"] == "max" and r["threshold"] > 1)
     mined = {(s, t) for _, s, t in rows(laser_mine(run, tmp_path / "o", "--output-format", "ids"))}
-    gold = {tuple(line.split("\t")) for line in (FIXTURES / "main/gold.tsv").read_text().splitlines()}
+    gold = {tuple(line.split("\t"))
+            for line in (FIXTURES / "main/gold.tsv").read_text().splitlines()}
     assert len(mined & gold) > 250 and len(mined & gold) / len(mined) > 0.6

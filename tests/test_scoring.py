@@ -101,8 +101,9 @@ def write_bitext(tmp_path, x, y):
     for name, matrix in (("src", x), ("trg", y)):
         np.save(tmp_path / f"{name}.npy", matrix)
         (tmp_path / f"{name}.txt").write_text("".join(f"{name} {i}\n" for i in range(len(matrix))))
-    return [str(tmp_path / name) for name in ("src.txt", "trg.txt")] + [
-        "--src-embeddings", str(tmp_path / "src.npy"), "--trg-embeddings", str(tmp_path / "trg.npy")]
+    return [str(tmp_path / "src.txt"), str(tmp_path / "trg.txt"),
+            "--src-embeddings", str(tmp_path / "src.npy"),
+            "--trg-embeddings", str(tmp_path / "trg.npy")]
 
 
 def test_cli_writes_scores_text_histogram_and_png(tmp_path):
@@ -123,7 +124,8 @@ def test_cli_writes_scores_text_histogram_and_png(tmp_path):
 
 def test_cli_histogram_goes_to_stderr_and_scores_to_stdout(tmp_path):
     x, y = bitext(30)
-    result = CliRunner().invoke(main, ["score", *write_bitext(tmp_path, x, y), "--method", "cosine"])
+    result = CliRunner().invoke(main, ["score", *write_bitext(tmp_path, x, y), "--method",
+                                       "cosine"])
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 30
     assert result.stderr.startswith("# 30 scores from")

@@ -25,15 +25,14 @@ embeddings_dir_option = click.option(
                              "(default: embed with the model).")
 
 
-def _embedder(embeddings_dir: Optional[str], dim: Optional[int], fp16: bool,
-              model: dict) -> Embedder:
+def _embedder(embeddings_dir: Optional[str], model: dict) -> Embedder:
+    """Embeddings of a task's text file: DIR/NAME.npy, or made with the model."""
     encoder = encoder_loader(model)
 
     def embed(text: str, lang: str):
-        if embeddings_dir:
-            precomputed = os.path.join(embeddings_dir, os.path.basename(text) + ".npy")
-            return sentence_embeddings(text, precomputed, None, dim, fp16, encoder, None)
-        return sentence_embeddings(text, None, lang, dim, fp16, encoder, None)
+        precomputed = (os.path.join(embeddings_dir, os.path.basename(text) + ".npy")
+                       if embeddings_dir else None)
+        return sentence_embeddings(text, precomputed, lang, None, False, encoder, None)
     return embed
 
 
@@ -81,12 +80,10 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
 @embeddings_dir_option
 @margins_option
 @k_option
-@dim_option
-@fp16_option
 @model_options
-def tatoeba(directory, embeddings_dir, kinds, k, dim, fp16, **model):
+def tatoeba(directory, embeddings_dir, kinds, k, **model):
     """xsim error (%) of every tatoeba.xxx-eng.xxx / .eng pair in DIRECTORY, both directions."""
-    rows = tatoeba_errors(directory, _embedder(embeddings_dir, dim, fp16, model), kinds, k)
+    rows = tatoeba_errors(directory, _embedder(embeddings_dir, model), kinds, k)
     click.echo("lang\tmargin\txxx->eng\teng->xxx")
     for lang, kind, forward, backward in rows:
         click.echo(f"{lang}\t{kind}\t{_percent(forward)}\t{_percent(backward)}")
@@ -106,14 +103,11 @@ def tatoeba(directory, embeddings_dir, kinds, k, dim, fp16, **model):
 @click.option("--extracted", help="Write the test pairs kept (src_id<TAB>en_id) here.")
 @embeddings_dir_option
 @k_option
-@dim_option
-@fp16_option
 @model_options
-def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, dim, fp16,
-         **model):
+def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, **model):
     """BUCC mining F1 on the official layout DIRECTORY/PAIR/PAIR.SPLIT.{xx,en,gold}."""
-    report = bucc_evaluate(directory, pair, _embedder(embeddings_dir, dim, fp16, model),
-                           train_split, test_split, k)
+    report = bucc_evaluate(directory, pair, _embedder(embeddings_dir, model), train_split,
+                           test_split, k)
     click.echo(f"threshold\t{report.threshold:.6f}")
     for split, scores in ((train_split, report.train), (test_split, report.test)):
         if scores is None:

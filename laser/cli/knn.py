@@ -22,7 +22,7 @@ OFFICIAL_DIM = 1024
 
 
 def open_input_embeddings(path: str, dim: Optional[int], fp16: bool) -> np.ndarray:
-    """Memory-map embeddings; a raw file without --dim is read as 1024-d, as the official tools do."""
+    """Memory-map embeddings; a raw file without --dim is 1024-d, as in the official tools."""
     if dim is None and Path(path).is_file():
         with open(path, "rb") as f:
             if f.read(6) != NPY_MAGIC[:6]:
@@ -117,7 +117,8 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, *
 @click.option("--exclude-self", is_flag=True,
               help="QUERIES are the indexed rows themselves: leave each one's own id out.")
 @click.option("--query-text", help="Sentences of QUERIES, one a line, to add as a column.")
-@click.option("--target-text", help="Sentences of the indexed rows, one a line, to add as a column.")
+@click.option("--target-text",
+              help="Sentences of the indexed rows, one a line, to add as a column.")
 @dim_option
 @fp16_option
 @click.option("--lang", "-l", help="QUERIES is a text file in this language: embed it now.")

@@ -21,7 +21,8 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
     if candidates and mode != "mine":
         raise LaserError("--candidates goes with --mode mine")
     if mode == "mine" and threshold and (retrieval != "max" or candidates):
-        _warn("--threshold is applied only to the pairs of --retrieval max, as in the official tool")
+        _warn("--threshold is applied only to the pairs of --retrieval max, "
+              "as in the official tool")
 
 
 @main.command("mine")
@@ -49,7 +50,8 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @click.option("--output", "-o", required=True, help="Output file ('-' for stdout).")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="tsv",
               show_default=True,
-              help="tsv: as the official tool; ids: score and 0-based line numbers; jsonl: records.")
+              help="tsv: as the official tool; ids: score and 0-based line numbers; "
+                   "jsonl: records.")
 @click.option("--candidates", is_flag=True,
               help="Write every one of the k candidates of each sentence with its score (both "
                    "directions unless fwd/bwd), not only the retrieved pairs.")
