@@ -68,6 +68,20 @@ fp16_option = click.option("--fp16", is_flag=True, help="Raw embeddings are floa
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 
 
+def bitext_inputs(command):
+    """SRC and TRG text files with their embeddings or languages: the inputs of mine and score."""
+    for option in reversed([
+        click.argument("src_path", metavar="SRC"),
+        click.argument("trg_path", metavar="TRG"),
+        click.option("--src-embeddings", help="Embeddings of SRC, one row per line (.npy or raw)."),
+        click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw)."),
+        click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now."),
+        click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now."),
+        dim_option, fp16_option]):
+        command = option(command)
+    return command
+
+
 @main.group()
 def knn() -> None:
     """Build, inspect and search FAISS indexes of sentence embeddings."""

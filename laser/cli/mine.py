@@ -7,7 +7,7 @@ from ..errors import LaserError
 from ..mining import (MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, corpus_vectors, mine,
                       scan_corpus, write_pairs)
 from .common import main, model_options
-from .knn import dim_option, encoder_loader, fp16_option, sentence_embeddings, work_dir
+from .knn import bitext_inputs, encoder_loader, sentence_embeddings, work_dir
 
 
 def _warn(message: str) -> None:
@@ -26,14 +26,7 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 
 
 @main.command("mine")
-@click.argument("src_path", metavar="SRC")
-@click.argument("trg_path", metavar="TRG")
-@click.option("--src-embeddings", help="Embeddings of SRC, one row per line (.npy or raw).")
-@click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw).")
-@click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now.")
-@click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now.")
-@dim_option
-@fp16_option
+@bitext_inputs
 @click.option("--mode", type=click.Choice(MODES), required=True,
               help="search: best target of each source line; score: margin of line i with line "
                    "i; mine: parallel pairs.")

@@ -11,19 +11,12 @@ from ..mining import MARGINS, corpus_vectors, scan_corpus
 from ..scoring import METHODS, Histogram, score_bitext, write_scores
 from ..text_io import atomic_text_output
 from .common import main, model_options
-from .knn import (dim_option, encoder_loader, fp16_option, quiet_option, sentence_embeddings,
+from .knn import (bitext_inputs, encoder_loader, quiet_option, sentence_embeddings,
                   work_dir)
 
 
 @main.command("score")
-@click.argument("src_path", metavar="SRC")
-@click.argument("trg_path", metavar="TRG")
-@click.option("--src-embeddings", help="Embeddings of SRC, one row per line (.npy or raw).")
-@click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw).")
-@click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now.")
-@click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now.")
-@dim_option
-@fp16_option
+@bitext_inputs
 @click.option("--method", type=click.Choice(METHODS), default="margin", show_default=True,
               help="cosine; margin (the official score mode); csls.")
 @click.option("--margin", "kind", type=click.Choice(MARGINS), default="ratio", show_default=True,
