@@ -13,6 +13,7 @@ fast un-packed LSTM kernels can be used.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -24,6 +25,14 @@ from .errors import LaserError
 
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def sentence_ids(dictionary: dict[str, int], bpe_line: str) -> list[int]:
+    """Dictionary ids of a BPE line, unknown subwords as <unk>, then </s>."""
+    tokens = _WHITESPACE.sub(" ", bpe_line).strip().split()
+    get = dictionary.get
+    return [get(token, UNK) for token in tokens] + [EOS]
 
 
 @dataclass(frozen=True)
@@ -53,40 +62,62 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     return Checkpoint(dict(raw["params"]), raw["model"], dict(raw["dictionary"]))
 
 
-def _direction_lstm(state: dict, layer: int, suffix: str, input_size: int,
-                    hidden_size: int) -> nn.LSTM:
-    lstm = nn.LSTM(input_size, hidden_size, num_layers=1)
-    lstm.load_state_dict({f"{name}_l0": state[f"lstm.{name}_l{layer}{suffix}"].float()
-                          for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")})
-    return lstm
+def _direction_lstm(input_size: int, hidden_size: int) -> nn.LSTM:
+    return nn.LSTM(input_size, hidden_size, num_layers=1)
+
+
+WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
 class BiLSTMEncoder(nn.Module):
-    """Token embeddings -> stacked (Bi)LSTM -> max-pooling over the sentence's time steps."""
+    """Token embeddings -> stacked (Bi)LSTM -> max-pooling over the sentence's time steps.
 
-    def __init__(self, checkpoint: Checkpoint):
+    Built from checkpoint `params` with fresh weights (for training); `from_checkpoint` loads them.
+    """
+
+    def __init__(self, params: dict):
         super().__init__()
-        params, state = checkpoint.params, checkpoint.state
+        self.params = dict(params)
         self.padding_idx = params.get("padding_idx", PAD)
         self.hidden_size = params["hidden_size"]
         self.bidirectional = params.get("bidirectional", False)
         self.embed_tokens = nn.Embedding(params["num_embeddings"], params["embed_dim"],
                                          padding_idx=self.padding_idx)
+        self.directions = ("", "_reverse") if self.bidirectional else ("",)
+        width = len(self.directions) * self.hidden_size
+        self.layers = nn.ModuleList(
+            nn.ModuleList(_direction_lstm(params["embed_dim"] if layer == 0 else width,
+                                          self.hidden_size) for _ in self.directions)
+            for layer in range(params["num_layers"]))
+        self.output_dim = width
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint: Checkpoint) -> "BiLSTMEncoder":
+        model = cls(checkpoint.params)
         try:
-            self.embed_tokens.load_state_dict({"weight": state["embed_tokens.weight"].float()})
-            directions = ("", "_reverse") if self.bidirectional else ("",)
-            width = len(directions) * self.hidden_size
-            self.layers = nn.ModuleList(
-                nn.ModuleList(_direction_lstm(state, layer, suffix,
-                                              params["embed_dim"] if layer == 0 else width,
-                                              self.hidden_size) for suffix in directions)
-                for layer in range(params["num_layers"]))
+            model.load_official_state(checkpoint.state)
         except (KeyError, RuntimeError) as error:
             raise LaserError(f"checkpoint weights do not match its params: {error}") from None
-        self.output_dim = width
-        self.eval()
+        return model.eval()
 
-    @torch.inference_mode()
+    def load_official_state(self, state: dict) -> None:
+        """Load weights named as the official encoder names them (`lstm.weight_ih_l0_reverse`)."""
+        self.embed_tokens.load_state_dict({"weight": state["embed_tokens.weight"].float()})
+        for layer, directions in enumerate(self.layers):
+            for suffix, lstm in zip(self.directions, directions):
+                lstm.load_state_dict({f"{name}_l0": state[f"lstm.{name}_l{layer}{suffix}"].float()
+                                      for name in WEIGHT_NAMES})
+
+    def official_state(self) -> dict[str, torch.Tensor]:
+        """The weights under the official encoder's names, ready for a LASER checkpoint."""
+        state = {"embed_tokens.weight": self.embed_tokens.weight.detach().clone()}
+        for layer, directions in enumerate(self.layers):
+            for suffix, lstm in zip(self.directions, directions):
+                for name in WEIGHT_NAMES:
+                    state[f"lstm.{name}_l{layer}{suffix}"] = \
+                        getattr(lstm, f"{name}_l0").detach().clone()
+        return state
+
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """tokens: (batch, time) right-padded ids; lengths: (batch,). Returns (batch, output_dim)."""
         steps = tokens.size(1)

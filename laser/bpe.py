@@ -163,6 +163,10 @@ class BPE:
         self.backend = backend
         self._impl = BACKENDS[backend](codes, vocab)
 
+    def apply_word(self, word: str) -> str:
+        """BPE one non-empty word: `hello` -> `hel@@ lo`."""
+        return self._impl.apply_word(word)
+
     def apply_line(self, line: str) -> str:
         """BPE one tokenised line; spaces are kept exactly, as `fast applybpe` keeps them."""
         apply_word = self._impl.apply_word

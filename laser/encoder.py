@@ -1,21 +1,20 @@
 """The `Encoder` facade: raw sentences in, LASER embeddings out (tokenise -> BPE -> BiLSTM)."""
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
 
-from .bilstm import EOS, UNK, BiLSTMEncoder, length_sorted_batches, load_checkpoint, pad_batch
+from .bilstm import (EOS, BiLSTMEncoder, length_sorted_batches, load_checkpoint, pad_batch,
+                     sentence_ids)
 from .bpe import BPE
 from .errors import LaserError
 from .model_files import ModelFiles, resolve_model
 from .preprocess import Tokenizer
 
 DEFAULT_MAX_TOKENS = 12000
-_WHITESPACE = re.compile(r"\s+")
 
 
 class TruncationWarning(UserWarning):
@@ -37,10 +36,10 @@ class Encoder:
         if max_length is not None and max_length < 1:
             raise LaserError("max_length must be at least 1")
         self.files = files
-        self.device = _device(device)
+        self.device = check_device(device)
         checkpoint = load_checkpoint(files.encoder)
         self.dictionary = checkpoint.dictionary
-        self.model = BiLSTMEncoder(checkpoint).to(self.device)
+        self.model = BiLSTMEncoder.from_checkpoint(checkpoint).to(self.device)
         self.bpe = BPE(files.codes, files.vocab, backend=bpe_backend)
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
@@ -71,9 +70,7 @@ class Encoder:
 
     def token_ids(self, bpe_line: str) -> list[int]:
         """Dictionary ids of a BPE line, unknown subwords as <unk>, then </s>."""
-        tokens = _WHITESPACE.sub(" ", bpe_line).strip().split()
-        get = self.dictionary.get
-        return [get(token, UNK) for token in tokens] + [EOS]
+        return sentence_ids(self.dictionary, bpe_line)
 
     def encode_bpe(self, bpe_lines: Sequence[str]) -> np.ndarray:
         """Embed lines that are already tokenised and BPE-split."""
@@ -82,6 +79,7 @@ class Encoder:
             sequences = self._truncate(sequences)
         return self.encode_ids(sequences)
 
+    @torch.inference_mode()
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Embed id sequences (each ending in </s>), batched by length, rows in input order."""
         output = np.empty((len(sequences), self.dim), dtype=np.float32)
@@ -112,7 +110,8 @@ class Encoder:
                 for sequence in sequences]
 
 
-def _device(name: str) -> torch.device:
+def check_device(name: str) -> torch.device:
+    """The torch device of `name`, refusing unknown names and CUDA where there is none."""
     if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
         raise LaserError(f"unknown device {name!r}; choose cpu or cuda")
     if name.startswith("cuda") and not torch.cuda.is_available():

@@ -1,5 +1,5 @@
 """Where a model's three files are: a directory holding one `*.pt`, `*.fcodes` and `*.fvocab`,
-or explicit paths."""
+a model name (`default`, or one downloaded with `laser download`), or explicit paths."""
 from __future__ import annotations
 
 import hashlib
@@ -50,7 +50,7 @@ def _single(directory: Path, pattern: str, required: bool = True) -> Optional[Pa
 
 def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
                   codes: Optional[str] = None, vocab: Optional[str] = None) -> ModelFiles:
-    """Explicit paths win; then a model directory; then $LASER_MODEL; then the shipped default."""
+    """Explicit paths win; then --model (a directory or a name), $LASER_MODEL, shipped default."""
     if encoder or codes:
         if not (encoder and codes):
             raise LaserError("pass both --encoder and --bpe-codes (and usually --bpe-vocab)")
@@ -60,8 +60,17 @@ def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
         return ModelFiles(Path(encoder), Path(codes), Path(vocab) if vocab else None)
     model = model or default_model_dir()
     if not model:
-        raise LaserError(f"no model given: pass --model DIR (or set ${MODEL_ENV})")
-    return ModelFiles.from_dir(model)
+        raise LaserError(f"no model given: pass --model DIR or NAME (or set ${MODEL_ENV})")
+    return ModelFiles.from_dir(model_directory(model))
+
+
+def model_directory(model: str | os.PathLike) -> Path:
+    """An existing directory as it is; otherwise a model name: `default` or a downloaded one."""
+    path = Path(model)
+    if path.is_dir() or os.sep in str(model) or (os.altsep and os.altsep in str(model)):
+        return path
+    from .model_registry import resolve_name
+    return resolve_name(str(model))
 
 
 def default_model_dir() -> Optional[str]:

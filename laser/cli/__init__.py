@@ -1,6 +1,7 @@
 """The `laser` command line: a thin layer over the library, one module per command."""
 from .common import main
 from . import embed  # noqa: F401  (registers commands)
-from . import evaluate, knn, mine, score  # noqa: F401
+from . import evaluate, knn, mine, score, train  # noqa: F401
+from . import models  # noqa: F401
 
 __all__ = ["main"]

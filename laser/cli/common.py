@@ -34,9 +34,10 @@ def main() -> None:
 def model_options(command):
     """The options that choose and configure a model, shared by every command that embeds."""
     options = [
-        click.option("--model", "-m", metavar="DIR",
-                     help="Model directory holding one *.pt, *.fcodes and *.fvocab "
-                          "(default: $LASER_MODEL)."),
+        click.option("--model", "-m", metavar="DIR|NAME",
+                     help="Model directory holding one *.pt, *.fcodes and *.fvocab, or a model "
+                          "name: 'default' (shipped) or one fetched with `laser download` "
+                          "(see `laser models`). Default: $LASER_MODEL, else the shipped model."),
         click.option("--encoder", type=click.Path(dir_okay=False), help="Checkpoint path (instead of --model)."),
         click.option("--bpe-codes", type=click.Path(dir_okay=False), help="fastBPE codes path."),
         click.option("--bpe-vocab", type=click.Path(dir_okay=False), help="fastBPE vocabulary path."),

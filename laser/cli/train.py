@@ -1,0 +1,76 @@
+"""`laser train`: train a LASER-format encoder on a folder of XXX-eng.tsv(.gz) pair files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import main
+
+DIR = click.Path(file_okay=False, path_type=Path)
+
+
+@main.command()
+@click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--output", "-o", type=DIR, required=True,
+              help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
+@click.option("--work-dir", type=DIR, required=True,
+              help="Caches and the resumable checkpoint; rerun with it to resume.")
+@click.option("--name", default="laser", show_default=True, help="File name stem of the model.")
+@click.option("--dev", "dev_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Dev pair files (default: CORPUS/dev when CORPUS has train/ and dev/).")
+@click.option("--languages", help="Comma-separated languages to train on (default: all).")
+@click.option("--merges", type=click.IntRange(min=1), default=16000, show_default=True,
+              help="Joint BPE merge operations.")
+@click.option("--bpe-alpha", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+              help="BPE language balance: weight ~ size**alpha.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Training language sampling: probability ~ size**alpha.")
+@click.option("--embed-dim", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--hidden-size", type=click.IntRange(min=1), default=320, show_default=True,
+              help="LSTM units per direction (embeddings are twice this).")
+@click.option("--layers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=2), default=128, show_default=True,
+              help="Pairs per batch (the in-batch negatives).")
+@click.option("--steps", type=click.IntRange(min=1), default=20000, show_default=True,
+              help="Total optimiser steps (raise it and rerun to train longer).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=2e-3,
+              show_default=True)
+@click.option("--warmup", type=click.IntRange(min=1), default=400, show_default=True)
+@click.option("--scale", type=float, default=20.0, show_default=True,
+              help="Softmax scale of the cosine similarities.")
+@click.option("--margin", type=float, default=0.1, show_default=True,
+              help="Additive margin subtracted from the true pair's cosine.")
+@click.option("--max-length", type=click.IntRange(min=2), default=48, show_default=True,
+              help="Training sentences are cut to this many tokens.")
+@click.option("--eval-every", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--eval-languages", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Dev xsim over this many languages with the most training pairs.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Processes for tokenisation and BPE.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Torch threads (default: torch's choice).")
+@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
+def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
+          hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
+          eval_every, eval_languages, seed, workers, threads, device):
+    """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
+
+    The best model on the dev split (cosine xsim error averaged over both directions and the
+    --eval-languages largest languages) is written to --output in the official LASER format.
+    """
+    from ..encoder import check_device
+    from ..training.run import BPEConfig, set_threads, train as run_training
+    from ..training.trainer import TrainConfig
+    check_device(device)
+    set_threads(threads)
+    config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
+                         batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,
+                         margin=margin, max_length=max_length, alpha=alpha, seed=seed,
+                         eval_every=eval_every)
+    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
+                           languages.split(",") if languages else None, dev_dir, eval_languages,
+                           workers=workers, device=device, name=name)
+    click.echo(f"step {trainer.step}: best dev xsim error {100 * trainer.best_error:.2f}%; "
+               f"model in {output}", err=True)

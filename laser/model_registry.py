@@ -1,0 +1,197 @@
+"""The official models: the shipped manifest, the download cache ($LASER_HOME) and its records."""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+from urllib.parse import urlsplit
+
+from . import model_files
+from .errors import LaserError
+
+HOME_ENV = "LASER_HOME"
+MIRROR_ENV = "LASER_DOWNLOAD_URL"
+MANIFEST = Path(__file__).resolve().parent / "data" / "models.json"
+RECORD = "download-record.json"
+DEFAULT = "default"
+LOADABLE_FORMATS = ("bilstm-fastbpe",)
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    url: str
+    size: Optional[int]
+    sha256: Optional[str]
+
+    @property
+    def name(self) -> str:
+        return urlsplit(self.url).path.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    family: str
+    format: str
+    description: str
+    files: tuple[FileSpec, ...]
+
+    @property
+    def loadable(self) -> bool:
+        return self.format in LOADABLE_FORMATS
+
+    @property
+    def size(self) -> Optional[int]:
+        """Total bytes when the manifest knows every file's size."""
+        sizes = [spec.size for spec in self.files]
+        return None if None in sizes else sum(sizes)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    base_url: str
+    models: dict[str, ModelSpec]
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    name: str
+    family: str
+    state: str  # shipped, downloaded, partial, not downloaded, not shipped
+    size: Optional[int]
+    path: Optional[Path]
+
+
+def load_manifest(path: Path = MANIFEST) -> Manifest:
+    """The model manifest shipped in the package (laser/data/models.json)."""
+    return _load_manifest(str(path))
+
+
+@lru_cache(maxsize=4)
+def _load_manifest(path: str) -> Manifest:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    models = {}
+    for entry in data["models"]:
+        files = tuple(FileSpec(f["url"], f.get("size"), f.get("sha256")) for f in entry["files"])
+        models[entry["name"]] = ModelSpec(entry["name"], entry["family"], entry["format"],
+                                          entry["description"], files)
+    return Manifest(data["base_url"].rstrip("/"), models)
+
+
+def find_model(name: str, unknown: str = "unknown model") -> ModelSpec:
+    """The manifest entry of `name`, or an error suggesting close names."""
+    models = load_manifest().models
+    if name in models:
+        return models[name]
+    close = difflib.get_close_matches(name, list(models) + [DEFAULT], n=3)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise LaserError(f"{name}: {unknown}{hint}; `laser models` lists the models")
+
+
+def laser_home() -> Path:
+    """The download cache: $LASER_HOME, else $XDG_CACHE_HOME/laser, else ~/.cache/laser."""
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache).expanduser() / "laser"
+
+
+def model_path(name: str, home: Optional[Path] = None) -> Path:
+    """Where the model `name` lives once downloaded: one folder per model."""
+    return (home or laser_home()) / name
+
+
+def mirror_url(url: str, base_url: Optional[str] = None) -> str:
+    """`url` on the mirror `base_url` (or $LASER_DOWNLOAD_URL), which has the official layout."""
+    base_url = base_url or os.environ.get(MIRROR_ENV)
+    official = load_manifest().base_url
+    if not base_url or not url.startswith(official + "/"):
+        return url
+    return base_url.rstrip("/") + url[len(official):]
+
+
+def read_record(directory: Path) -> dict[str, dict]:
+    """The size and sha256 of each file downloaded into `directory`, by file name."""
+    try:
+        return json.loads((directory / RECORD).read_text(encoding="utf-8"))["files"]
+    except FileNotFoundError:
+        return {}
+    except (ValueError, KeyError, TypeError):
+        raise LaserError(f"{directory / RECORD}: unreadable download record; delete it and "
+                         "download again") from None
+
+
+def write_record(directory: Path, name: str, files: dict[str, dict]) -> None:
+    """Store the download record of `directory` atomically."""
+    text = json.dumps({"model": name, "files": files}, indent=2, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{RECORD}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, directory / RECORD)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def missing_files(spec: ModelSpec, directory: Path) -> list[str]:
+    """The files of `spec` not (completely) downloaded into `directory`, by the record's sizes."""
+    record = read_record(directory)
+    missing = []
+    for file in spec.files:
+        path, known = directory / file.name, record.get(file.name)
+        if not known or not path.is_file() or path.stat().st_size != known["size"]:
+            missing.append(file.name)
+    return missing
+
+
+def model_status(spec: ModelSpec, home: Optional[Path] = None) -> ModelStatus:
+    """Whether `spec` is downloaded, and its size: on disk when it is, else from the manifest."""
+    directory = model_path(spec.name, home)
+    if not directory.is_dir() or not any(directory.iterdir()):
+        return ModelStatus(spec.name, spec.family, "not downloaded", spec.size, None)
+    if missing_files(spec, directory):
+        return ModelStatus(spec.name, spec.family, "partial", spec.size, directory)
+    size = sum((directory / file.name).stat().st_size for file in spec.files)
+    return ModelStatus(spec.name, spec.family, "downloaded", size, directory)
+
+
+def shipped_status() -> ModelStatus:
+    """The default model shipped beside the package, if this installation has one."""
+    directory = model_files.SHIPPED_MODEL_DIR
+    if not directory.is_dir():
+        return ModelStatus(DEFAULT, "shipped", "not shipped", None, None)
+    size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
+    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory)
+
+
+def available_models(home: Optional[Path] = None) -> list[ModelStatus]:
+    """The shipped default, then every manifest model with its download status."""
+    specs = load_manifest().models.values()
+    return [shipped_status()] + [model_status(spec, home) for spec in specs]
+
+
+def resolve_name(name: str) -> Path:
+    """The directory of a loadable model called `name`: `default` or a downloaded model."""
+    if name == DEFAULT:
+        if not model_files.SHIPPED_MODEL_DIR.is_dir():
+            raise LaserError("this installation ships no default model: pass --model DIR or the "
+                             "name of a downloaded model (see `laser models`)")
+        return model_files.SHIPPED_MODEL_DIR
+    spec = find_model(name, "model directory not found, and not a known model name")
+    if not spec.loadable:
+        raise LaserError(f"{name}: {spec.family} models use SentencePiece, which this version "
+                         "cannot load yet (they can be downloaded, not embedded with)")
+    directory = model_path(name)
+    if not directory.is_dir() or not any(directory.iterdir()):
+        raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")
+    if missing_files(spec, directory):
+        raise LaserError(f"{name}: download incomplete in {directory}; run `laser download {name}` "
+                         "again")
+    return directory

@@ -1,0 +1,1 @@
+"""Training a LASER-format encoder: corpus preparation, joint BPE, batching and the training loop."""

@@ -1,0 +1,125 @@
+"""`laser train` end to end, every stage cached in a work folder so an interrupted run resumes:
+tokenise (the inference preprocessing) -> joint BPE -> token ids -> train -> export."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+from tqdm import tqdm
+
+from ..errors import LaserError
+from .batches import BatchSampler, dev_sets, load_pairs
+from .corpus import PairFile, find_pair_files, tokenize_corpus
+from .prepare import encode_corpus, learn_joint_bpe, make_dictionary
+from .trainer import TrainConfig, Trainer, export_model
+
+
+@dataclass(frozen=True)
+class BPEConfig:
+    merges: int = 16000
+    alpha: float = 0.3
+    pivot_share: float = 0.2
+
+
+@dataclass(frozen=True)
+class Prepared:
+    codes: Path
+    vocab: Path
+    dictionary: dict[str, int]
+    train_languages: list[str]
+    dev_languages: list[str]
+
+
+def corpus_splits(corpus: Path, dev: Optional[Path]) -> tuple[Path, Optional[Path]]:
+    """`corpus/train` and `corpus/dev` when the folder has them, else the folder itself."""
+    if (corpus / "train").is_dir():
+        return corpus / "train", dev or ((corpus / "dev") if (corpus / "dev").is_dir() else None)
+    return corpus, dev
+
+
+def _stage_bar(description: str, total: int) -> tqdm:
+    return tqdm(total=total, desc=description, file=sys.stderr, disable=not sys.stderr.isatty())
+
+
+def _tokenized(files: list[PairFile], cache: Path, workers: int) -> list[PairFile]:
+    with _stage_bar(f"tokenising {cache.name}", len(files)) as bar:
+        return tokenize_corpus(files, cache, workers, bar.update)
+
+
+def _check_recorded(path: Path, values: dict) -> None:
+    """Record the preparation settings; a work folder prepared otherwise is refused."""
+    if path.exists():
+        recorded = json.loads(path.read_text())
+        if recorded != values:
+            raise LaserError(f"{path.parent}: prepared with other settings ({recorded}); "
+                             "use another --work-dir")
+    else:
+        path.write_text(json.dumps(values, indent=1))
+
+
+def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig,
+            languages: Optional[Sequence[str]], workers: int) -> Prepared:
+    work.mkdir(parents=True, exist_ok=True)
+    train_files = find_pair_files(train_dir, languages)
+    _check_recorded(work / "prepare.json", {"languages": [pf.lang for pf in train_files],
+                                            "merges": bpe.merges, "alpha": bpe.alpha,
+                                            "pivot_share": bpe.pivot_share})
+    train_tok = _tokenized(train_files, work / "tok-train", workers)
+    dev_tok = []
+    if dev_dir is not None:
+        wanted = {pf.lang for pf in train_files}
+        dev_tok = _tokenized([pf for pf in find_pair_files(dev_dir) if pf.lang in wanted],
+                             work / "tok-dev", workers)
+    codes, vocab = work / "bpe.fcodes", work / "bpe.fvocab"
+    if not (codes.exists() and vocab.exists()):
+        with _stage_bar("learning BPE merges", bpe.merges) as bar:
+            learn_joint_bpe(train_tok, codes, vocab, bpe.merges, bpe.alpha, bpe.pivot_share,
+                            workers, lambda: bar.update(1))
+    tokens = [line.split(" ")[0] for line in vocab.read_text(encoding="utf-8").splitlines()]
+    dictionary = make_dictionary(tokens)
+    for files, folder in ((train_tok, "ids-train"), (dev_tok, "ids-dev")):
+        with _stage_bar(f"token ids {folder}", len(files)) as bar:
+            encode_corpus(files, codes, vocab, dictionary, work / folder, workers,
+                          lambda: bar.update(1))
+    return Prepared(codes, vocab, dictionary, [pf.lang for pf in train_tok],
+                    [pf.lang for pf in dev_tok])
+
+
+def largest_languages(prepared: Prepared, work: Path, count: int) -> list[str]:
+    """The `count` dev languages with the most training pairs."""
+    pairs = load_pairs(work / "ids-train", prepared.dev_languages)
+    return [p.lang for p in sorted(pairs, key=lambda p: -len(p))[:count]]
+
+
+def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEConfig,
+          languages: Optional[Sequence[str]] = None, dev_dir: Optional[Path] = None,
+          eval_languages: int = 20, dev_limit: Optional[int] = 1000, workers: int = 1,
+          device: str = "cpu", name: str = "laser", progress: Optional[bool] = None) -> Trainer:
+    """Prepare (or reuse) the data in `work`, train to config.steps, export the best to `output`."""
+    train_dir, dev_dir = corpus_splits(corpus, dev_dir)
+    prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers)
+    config.vocab_size = len(prepared.dictionary)
+    pairs = load_pairs(work / "ids-train", prepared.train_languages)
+    sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length)
+    dev = dev_sets(load_pairs(work / "ids-dev", largest_languages(prepared, work, eval_languages)),
+                   config.max_length, dev_limit) if prepared.dev_languages else {}
+    if not dev:
+        config.eval_every = config.steps  # no dev data: export at the end
+    trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device)
+
+    def export(model) -> None:
+        export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)
+
+    trainer.run(export, progress)
+    if not dev:
+        export(trainer.model)
+    return trainer
+
+
+def set_threads(threads: Optional[int]) -> None:
+    if threads:
+        torch.set_num_threads(threads)

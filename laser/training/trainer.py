@@ -1,0 +1,226 @@
+"""The training loop: a dual-encoder translation-ranking objective (additive-margin softmax over
+in-batch negatives, both directions) on one shared BiLSTM encoder, with resumable checkpoints,
+periodic dev xsim and export to the official LASER checkpoint format."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from ..bilstm import PAD, BiLSTMEncoder, length_sorted_batches, pad_batch
+from ..errors import LaserError
+from ..evaluation import xsim_errors
+from ..knn import Vectors
+from .batches import Batch, BatchSampler
+
+# Fields that fix the network's shape or data: a checkpoint resumes only with the same values.
+ARCHITECTURE_FIELDS = ("embed_dim", "hidden_size", "num_layers", "vocab_size")
+
+
+@dataclass
+class TrainConfig:
+    vocab_size: int = 0
+    embed_dim: int = 256
+    hidden_size: int = 320
+    num_layers: int = 1
+    batch_size: int = 128
+    steps: int = 20000
+    lr: float = 2e-3
+    warmup: int = 400
+    final_lr_ratio: float = 0.05
+    scale: float = 20.0
+    margin: float = 0.1
+    clip: float = 5.0
+    max_length: int = 48
+    alpha: float = 0.5
+    seed: int = 1
+    eval_every: int = 1000
+    checkpoint_every: int = 200
+
+    @classmethod
+    def from_dict(cls, values: Mapping) -> "TrainConfig":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def encoder_params(self) -> dict:
+        """The `params` of the official LASER checkpoint for this shape."""
+        return {"num_embeddings": self.vocab_size, "padding_idx": PAD,
+                "embed_dim": self.embed_dim, "hidden_size": self.hidden_size,
+                "num_layers": self.num_layers, "bidirectional": True, "left_pad": True,
+                "padding_value": 0.0}
+
+
+def learning_rate(config: TrainConfig, step: int) -> float:
+    """Linear warm-up, then cosine decay to final_lr_ratio * lr at config.steps."""
+    if step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    progress = min(1.0, (step - config.warmup) / max(1, config.steps - config.warmup))
+    floor = config.final_lr_ratio
+    return config.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def ranking_loss(embeddings: torch.Tensor, duplicate: torch.Tensor, scale: float,
+                 margin: float) -> torch.Tensor:
+    """Additive-margin softmax both ways: foreign i must pick English i among the batch's English
+    sentences and vice versa; rows sharing a sentence with i are not counted as negatives."""
+    size = duplicate.size(0)
+    normalized = F.normalize(embeddings, dim=1)
+    similarity = normalized[:size] @ normalized[size:].t()
+    logits = scale * (similarity - margin * torch.eye(size, device=similarity.device))
+    logits = logits.masked_fill(duplicate.to(similarity.device), float("-inf"))
+    target = torch.arange(size, device=similarity.device)
+    return (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
+
+
+@torch.inference_mode()
+def embed_ids(model: BiLSTMEncoder, sequences: Sequence[Sequence[int]], device: torch.device,
+              max_tokens: int = 8000) -> np.ndarray:
+    """Embeddings of id sequences in input order (the model left in training mode afterwards)."""
+    model.eval()
+    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
+    for batch in length_sorted_batches([len(s) for s in sequences], max_tokens):
+        tokens, lengths = pad_batch([sequences[i] for i in batch])
+        output[batch] = model(tokens.to(device), lengths.to(device)).float().cpu().numpy()
+    model.train()
+    return output
+
+
+def dev_errors(model: BiLSTMEncoder, dev: Mapping[str, tuple[list, list]],
+               device: torch.device) -> dict[str, tuple[float, float]]:
+    """Cosine xsim error per language: (xx -> en, en -> xx)."""
+    errors = {}
+    for lang, (sources, pivots) in dev.items():
+        x = Vectors(embed_ids(model, sources, device), f"{lang} dev")
+        y = Vectors(embed_ids(model, pivots, device), "eng dev")
+        errors[lang] = xsim_errors(x, y)
+    return errors
+
+
+def average_error(errors: Mapping[str, tuple[float, float]]) -> float:
+    return float(np.mean([(a + b) / 2 for a, b in errors.values()]))
+
+
+def save_laser_checkpoint(model: BiLSTMEncoder, dictionary: dict[str, int], path: Path,
+                          fp16: bool = False) -> None:
+    """An official-format checkpoint (params, model, dictionary); fp16 halves the file."""
+    state = model.official_state()
+    if fp16:
+        state = {name: tensor.half() for name, tensor in state.items()}
+    _atomic_torch_save({"params": dict(model.params), "model": state,
+                        "dictionary": dict(dictionary)}, path)
+
+
+def _atomic_torch_save(obj, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def export_model(model: BiLSTMEncoder, dictionary: dict[str, int], codes: Path, vocab: Path,
+                 directory: Path, name: str, fp16: bool = True) -> None:
+    """A model directory `laser embed --model` reads: NAME.pt, NAME.fcodes, NAME.fvocab."""
+    directory.mkdir(parents=True, exist_ok=True)
+    save_laser_checkpoint(model, dictionary, directory / f"{name}.pt", fp16)
+    shutil.copyfile(codes, directory / f"{name}.fcodes")
+    shutil.copyfile(vocab, directory / f"{name}.fvocab")
+
+
+class Trainer:
+    """Owns the model, optimiser and step counter of one run in `work_dir`."""
+
+    def __init__(self, config: TrainConfig, sampler: BatchSampler, dev: Mapping,
+                 dictionary: dict[str, int], work_dir: Path, device: str = "cpu"):
+        self.config, self.sampler, self.dev = config, sampler, dev
+        self.dictionary, self.work_dir = dictionary, work_dir
+        self.device = torch.device(device)
+        torch.manual_seed(config.seed)
+        self.model = BiLSTMEncoder(config.encoder_params()).to(self.device).train()
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.step = 0
+        self.best_error = math.inf
+        self.log_path = work_dir / "log.jsonl"
+        self._resume()
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.work_dir / "checkpoint.pt"
+
+    def _resume(self) -> None:
+        if not self.checkpoint_path.exists():
+            return
+        state = torch.load(self.checkpoint_path, map_location=self.device, weights_only=True)
+        saved = TrainConfig.from_dict(state["config"])
+        changed = [f for f in ARCHITECTURE_FIELDS
+                   if getattr(saved, f) != getattr(self.config, f)]
+        if changed:
+            raise LaserError(f"{self.checkpoint_path}: cannot resume with a different "
+                             f"{', '.join(changed)}; use another --work-dir")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step, self.best_error = state["step"], state["best_error"]
+
+    def save(self) -> None:
+        _atomic_torch_save({"model": self.model.state_dict(),
+                            "optimizer": self.optimizer.state_dict(), "step": self.step,
+                            "best_error": self.best_error, "config": asdict(self.config)},
+                           self.checkpoint_path)
+
+    def train_step(self, batch: Batch) -> float:
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate(self.config, self.step)
+        embeddings = self.model(batch.tokens.to(self.device), batch.lengths.to(self.device))
+        loss = ranking_loss(embeddings, batch.duplicate, self.config.scale, self.config.margin)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
+        self.optimizer.step()
+        self.step += 1
+        return loss.item()
+
+    def evaluate(self, **extra) -> float:
+        """Dev xsim error, logged to log.jsonl with `extra` (loss, speed) beside it."""
+        errors = dev_errors(self.model, self.dev, self.device)
+        average = average_error(errors)
+        record = {"step": self.step, "time": time.time(), "average_error": average, **extra,
+                  "errors": {lang: list(pair) for lang, pair in errors.items()}}
+        with open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+        return average
+
+    def run(self, on_new_best, progress: Optional[bool] = None) -> None:
+        """Train to config.steps; `on_new_best(model)` is called when the dev error improves."""
+        config = self.config
+        bar = tqdm(total=config.steps, initial=self.step, file=sys.stderr, unit="step",
+                   disable=not (sys.stderr.isatty() if progress is None else progress),
+                   dynamic_ncols=True)
+        smoothed, started, pairs = None, time.time(), 0
+        while self.step < config.steps:
+            batch = self.sampler.batch(self.step)
+            loss = self.train_step(batch)
+            pairs += batch.size
+            smoothed = loss if smoothed is None else 0.98 * smoothed + 0.02 * loss
+            bar.update(1)
+            bar.set_postfix(loss=f"{smoothed:.3f}",
+                            pairs_s=f"{pairs / (time.time() - started):.0f}", refresh=False)
+            if self.step % config.eval_every == 0 or self.step == config.steps:
+                error = self.evaluate(loss=smoothed,
+                                      pairs_per_second=pairs / (time.time() - started))
+                bar.write(f"step {self.step}: dev xsim error {100 * error:.2f}% "
+                          f"(loss {smoothed:.3f})", file=sys.stderr)
+                if error < self.best_error:
+                    self.best_error = error
+                    on_new_best(self.model)
+            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
+                self.save()
+        bar.close()
