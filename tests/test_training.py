@@ -2,6 +2,7 @@
 loss, the schedule and the batch sampler."""
 import gzip
 import itertools
+import json
 import math
 
 import numpy as np
@@ -45,7 +46,8 @@ def train(corpus, work, output, steps, *extra):
     result = CliRunner().invoke(main, [
         "train", str(corpus), "-o", str(output), "--work-dir", str(work), "--steps", str(steps),
         "--merges", "300", "--embed-dim", "16", "--hidden-size", "12", "--batch-size", "8",
-        "--eval-every", "4", "--warmup", "2", "--workers", "1", "--name", "tiny", *extra])
+        "--eval-every", "4", "--warmup", "2", "--bow-steps", "3", "--workers", "1", "--name", "tiny",
+        *extra])
     assert result.exit_code == 0, result.output
     return result
 
@@ -66,8 +68,10 @@ def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_pa
     assert list(checkpoint.dictionary)[4:] == vocab
     embeddings = Encoder(files).encode(["Guten Morgen.", "Καλημέρα."], lang="de")
     assert embeddings.shape == (2, 24) and embeddings.dtype == np.float32
-    log = (tmp_path / "work" / "log.jsonl").read_text().splitlines()
-    assert len(log) == 2  # evaluated at steps 4 and 8
+    log = [json.loads(line) for line in (tmp_path / "work" / "log.jsonl").read_text().splitlines()]
+    assert log[0]["stage"] == "bag-of-subwords" and log[0]["steps"] == 3
+    assert [record["step"] for record in log[1:]] == [4, 8]
+    assert all(0 <= record["average_error"] <= 1 for record in log)
 
 
 def test_resumed_run_equals_uninterrupted_run(tiny_corpus, tmp_path):

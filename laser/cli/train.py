@@ -43,6 +43,10 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Additive margin subtracted from the true pair's cosine.")
 @click.option("--max-length", type=click.IntRange(min=2), default=48, show_default=True,
               help="Training sentences are cut to this many tokens.")
+@click.option("--bow-steps", type=click.IntRange(min=0), default=6000, show_default=True,
+              help="Bag-of-subwords steps that align the token embeddings first (0: none).")
+@click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=5e-3,
+              show_default=True)
 @click.option("--eval-every", type=click.IntRange(min=1), default=1000, show_default=True)
 @click.option("--eval-languages", type=click.IntRange(min=1), default=20, show_default=True,
               help="Dev xsim over this many languages with the most training pairs.")
@@ -54,7 +58,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
-          eval_every, eval_languages, seed, workers, threads, device):
+          bow_steps, bow_lr, eval_every, eval_languages, seed, workers, threads, device):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
@@ -68,7 +72,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
                          batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,
-                         eval_every=eval_every)
+                         bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name)
