@@ -31,7 +31,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.bilstm import EOS, PAD, UNK, BiLSTMEncoder, load_checkpoint  # noqa: E402
+from laser.bilstm import PAD, UNK, load_checkpoint  # noqa: E402
 from laser.encoder import Encoder  # noqa: E402
 from laser.model_files import ModelFiles  # noqa: E402
 

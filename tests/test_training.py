@@ -3,7 +3,6 @@ loss, the schedule and the batch sampler."""
 import gzip
 import itertools
 import json
-import math
 
 import numpy as np
 import pytest

@@ -16,6 +16,7 @@ from ..errors import LaserError
 from ..knn import (METRICS, IndexMeta, Vectors, build_index, check_queries, count_lines,
                    embedded_text, embeddings_model, load_index, save_index, search,
                    write_neighbours)
+from ..mining import Corpus, corpus_vectors
 from .common import load_encoder, main, model_options
 
 OFFICIAL_DIM = 1024
@@ -54,6 +55,20 @@ def sentence_embeddings(text: Optional[str], embeddings: Optional[str], lang: Op
                          "it with the model")
     with embedded_text(encoder(), text, lang, workdir) as matrix:
         yield matrix, text
+
+
+@contextmanager
+def bitext_vectors(src: Corpus, trg: Corpus, src_embeddings: Optional[str],
+                   trg_embeddings: Optional[str], src_lang: Optional[str],
+                   trg_lang: Optional[str], dim: Optional[int], fp16: bool, model: dict,
+                   output: str) -> Iterator[tuple[Vectors, Vectors]]:
+    """The rows of both sides of a bitext command (`bitext_inputs`), precomputed or made now."""
+    encoder, workdir = encoder_loader(model), work_dir(output)
+    with sentence_embeddings(src.path, src_embeddings, src_lang, dim, fp16, encoder, workdir,
+                             "src") as (x_matrix, x_name), \
+            sentence_embeddings(trg.path, trg_embeddings, trg_lang, dim, fp16, encoder, workdir,
+                                "trg") as (y_matrix, y_name):
+        yield corpus_vectors(src, x_matrix, x_name), corpus_vectors(trg, y_matrix, y_name)
 
 
 def input_model(embeddings: Optional[str], lang: Optional[str], encoder: Callable) -> Optional[str]:

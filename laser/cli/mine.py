@@ -4,10 +4,9 @@ from __future__ import annotations
 import click
 
 from ..errors import LaserError
-from ..mining import (MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, corpus_vectors, mine,
-                      scan_corpus, write_pairs)
+from ..mining import MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, mine, scan_corpus, write_pairs
 from .common import main, model_options
-from .knn import bitext_inputs, encoder_loader, sentence_embeddings, work_dir
+from .knn import bitext_inputs, bitext_vectors
 
 
 def _warn(message: str) -> None:
@@ -68,14 +67,8 @@ def mine_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, t
     _check_options(mode, retrieval, threshold, candidates, encoding)
     src = scan_corpus(src_path, unify, legacy_line_map)
     trg = scan_corpus(trg_path, unify, legacy_line_map)
-    encoder = encoder_loader(model)
-    workdir = work_dir(output)
-    with sentence_embeddings(src_path, src_embeddings, src_lang, dim, fp16, encoder, workdir,
-                             "src") as (x_matrix, x_name), \
-            sentence_embeddings(trg_path, trg_embeddings, trg_lang, dim, fp16, encoder, workdir,
-                                "trg") as (y_matrix, y_name):
-        x = corpus_vectors(src, x_matrix, x_name)
-        y = corpus_vectors(trg, y_matrix, y_name)
+    with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
+                        model, output) as (x, y):
         pairs = mine(src, trg, x, y, mode, k, margin, retrieval, threshold, candidates, factory,
                      nprobe, progress=verbose)
     write_pairs(output, pairs, src, trg, output_format, mode)

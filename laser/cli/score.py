@@ -7,12 +7,11 @@ import click
 
 from ..errors import LaserError
 from ..knn import replace_atomically
-from ..mining import MARGINS, corpus_vectors, scan_corpus
+from ..mining import MARGINS, scan_corpus
 from ..scoring import METHODS, Histogram, score_bitext, write_scores
 from ..text_io import atomic_text_output
 from .common import main, model_options
-from .knn import (bitext_inputs, encoder_loader, quiet_option, sentence_embeddings,
-                  work_dir)
+from .knn import bitext_inputs, bitext_vectors, quiet_option
 
 
 @main.command("score")
@@ -44,15 +43,9 @@ def score_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, 
     if src.lines != trg.lines:
         raise LaserError(f"{src_path} has {src.lines} lines but {trg_path} has {trg.lines}: "
                          "a bitext must be line-aligned")
-    encoder = encoder_loader(model)
-    workdir = work_dir(output)
-    with sentence_embeddings(src_path, src_embeddings, src_lang, dim, fp16, encoder, workdir,
-                             "src") as (x_matrix, x_name), \
-            sentence_embeddings(trg_path, trg_embeddings, trg_lang, dim, fp16, encoder, workdir,
-                                "trg") as (y_matrix, y_name):
-        scores = score_bitext(corpus_vectors(src, x_matrix, x_name),
-                              corpus_vectors(trg, y_matrix, y_name), method, k, kind, factory,
-                              nprobe, progress=not quiet)
+    with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
+                        model, output) as (x, y):
+        scores = score_bitext(x, y, method, k, kind, factory, nprobe, progress=not quiet)
     histogram = Histogram.of(scores, bins)
     write_scores(output, scores, src_path if with_text else None, trg_path if with_text else None)
     if histogram_path:
