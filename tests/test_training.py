@@ -15,7 +15,8 @@ from laser.encoder import Encoder
 from laser.errors import LaserError
 from laser.model_files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
-from laser.training.trainer import TrainConfig, learning_rate, ranking_loss
+from laser.training.config import TrainConfig
+from laser.training.trainer import encoder_params, learning_rate, ranking_loss
 
 from conftest import SHARED
 
@@ -140,7 +141,7 @@ def test_learning_rate_warms_up_then_decays_to_the_floor():
 
 
 def test_fresh_encoder_round_trips_through_official_state():
-    params = TrainConfig(vocab_size=50, embed_dim=8, hidden_size=6, num_layers=2).encoder_params()
+    params = encoder_params(TrainConfig(vocab_size=50, embed_dim=8, hidden_size=6, num_layers=2))
     torch.manual_seed(1)
     model = BiLSTMEncoder(params)
     copy = BiLSTMEncoder(params)

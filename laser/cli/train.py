@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from ..training.config import BPEConfig, TrainConfig
 from .common import main
 
 DIR = click.Path(file_okay=False, path_type=Path)
@@ -20,37 +21,37 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--dev", "dev_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Dev pair files (default: CORPUS/dev when CORPUS has train/ and dev/).")
 @click.option("--languages", help="Comma-separated languages to train on (default: all).")
-@click.option("--merges", type=click.IntRange(min=1), default=16000, show_default=True,
+@click.option("--merges", type=click.IntRange(min=1), default=BPEConfig.merges, show_default=True,
               help="Joint BPE merge operations.")
-@click.option("--bpe-alpha", type=click.FloatRange(0, 1), default=0.3, show_default=True,
+@click.option("--bpe-alpha", type=click.FloatRange(0, 1), default=BPEConfig.alpha, show_default=True,
               help="BPE language balance: weight ~ size**alpha.")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--alpha", type=click.FloatRange(0, 1), default=TrainConfig.alpha, show_default=True,
               help="Training language sampling: probability ~ size**alpha.")
-@click.option("--embed-dim", type=click.IntRange(min=1), default=256, show_default=True)
-@click.option("--hidden-size", type=click.IntRange(min=1), default=320, show_default=True,
+@click.option("--embed-dim", type=click.IntRange(min=1), default=TrainConfig.embed_dim, show_default=True)
+@click.option("--hidden-size", type=click.IntRange(min=1), default=TrainConfig.hidden_size, show_default=True,
               help="LSTM units per direction (embeddings are twice this).")
-@click.option("--layers", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=2), default=128, show_default=True,
+@click.option("--layers", type=click.IntRange(min=1), default=TrainConfig.num_layers, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=2), default=TrainConfig.batch_size, show_default=True,
               help="Pairs per batch (the in-batch negatives).")
-@click.option("--steps", type=click.IntRange(min=1), default=20000, show_default=True,
+@click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=2e-3,
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
               show_default=True)
-@click.option("--warmup", type=click.IntRange(min=1), default=400, show_default=True)
-@click.option("--scale", type=float, default=20.0, show_default=True,
+@click.option("--warmup", type=click.IntRange(min=1), default=TrainConfig.warmup, show_default=True)
+@click.option("--scale", type=float, default=TrainConfig.scale, show_default=True,
               help="Softmax scale of the cosine similarities.")
-@click.option("--margin", type=float, default=0.1, show_default=True,
+@click.option("--margin", type=float, default=TrainConfig.margin, show_default=True,
               help="Additive margin subtracted from the true pair's cosine.")
-@click.option("--max-length", type=click.IntRange(min=2), default=48, show_default=True,
+@click.option("--max-length", type=click.IntRange(min=2), default=TrainConfig.max_length, show_default=True,
               help="Training sentences are cut to this many tokens.")
-@click.option("--bow-steps", type=click.IntRange(min=0), default=6000, show_default=True,
+@click.option("--bow-steps", type=click.IntRange(min=0), default=TrainConfig.bow_steps, show_default=True,
               help="Bag-of-subwords steps that align the token embeddings first (0: none).")
-@click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=5e-3,
+@click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.bow_lr,
               show_default=True)
-@click.option("--eval-every", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--eval-every", type=click.IntRange(min=1), default=TrainConfig.eval_every, show_default=True)
 @click.option("--eval-languages", type=click.IntRange(min=1), default=20, show_default=True,
               help="Dev xsim over this many languages with the most training pairs.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Processes for tokenisation and BPE.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -65,8 +66,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     --eval-languages largest languages) is written to --output in the official LASER format.
     """
     from ..encoder import check_device
-    from ..training.run import BPEConfig, set_threads, train as run_training
-    from ..training.trainer import TrainConfig
+    from ..training.run import set_threads, train as run_training
     check_device(device)
     set_threads(threads)
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,

@@ -15,14 +15,8 @@ from ..errors import LaserError
 from .batches import BatchSampler, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
 from .prepare import encode_corpus, learn_joint_bpe, make_dictionary
-from .trainer import TrainConfig, Trainer, export_model
-
-
-@dataclass(frozen=True)
-class BPEConfig:
-    merges: int = 16000
-    alpha: float = 0.3
-    pivot_share: float = 0.2
+from .config import BPEConfig, TrainConfig
+from .trainer import Trainer, export_model
 
 
 @dataclass(frozen=True)

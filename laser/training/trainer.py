@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -24,44 +24,14 @@ from ..errors import LaserError
 from ..evaluation import xsim_errors
 from ..knn import Vectors
 from .batches import Batch, BatchSampler
+from .config import ARCHITECTURE_FIELDS, TrainConfig
 
-# Fields that fix the network's shape or data: a checkpoint resumes only with the same values.
-ARCHITECTURE_FIELDS = ("embed_dim", "hidden_size", "num_layers", "vocab_size")
-
-
-@dataclass
-class TrainConfig:
-    vocab_size: int = 0
-    embed_dim: int = 256
-    hidden_size: int = 320
-    num_layers: int = 1
-    batch_size: int = 128
-    steps: int = 20000
-    lr: float = 2e-3
-    warmup: int = 400
-    final_lr_ratio: float = 0.05
-    scale: float = 20.0
-    margin: float = 0.1
-    clip: float = 5.0
-    max_length: int = 48
-    alpha: float = 0.5
-    seed: int = 1
-    eval_every: int = 1000
-    checkpoint_every: int = 200
-    bow_steps: int = 0
-    bow_lr: float = 5e-3
-
-    @classmethod
-    def from_dict(cls, values: Mapping) -> "TrainConfig":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names})
-
-    def encoder_params(self) -> dict:
-        """The `params` of the official LASER checkpoint for this shape."""
-        return {"num_embeddings": self.vocab_size, "padding_idx": PAD,
-                "embed_dim": self.embed_dim, "hidden_size": self.hidden_size,
-                "num_layers": self.num_layers, "bidirectional": True, "left_pad": True,
-                "padding_value": 0.0}
+def encoder_params(config: TrainConfig) -> dict:
+    """The `params` of the official LASER checkpoint for this shape."""
+    return {"num_embeddings": config.vocab_size, "padding_idx": PAD,
+            "embed_dim": config.embed_dim, "hidden_size": config.hidden_size,
+            "num_layers": config.num_layers, "bidirectional": True, "left_pad": True,
+            "padding_value": 0.0}
 
 
 def learning_rate(config: TrainConfig, step: int) -> float:
@@ -201,7 +171,7 @@ class Trainer:
         self.dictionary, self.work_dir = dictionary, work_dir
         self.device = torch.device(device)
         torch.manual_seed(config.seed)
-        self.model = BiLSTMEncoder(config.encoder_params())
+        self.model = BiLSTMEncoder(encoder_params(config))
         initialise_embeddings(self.model.embed_tokens)
         self.model.to(self.device).train()
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)

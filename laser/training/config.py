@@ -1,0 +1,46 @@
+"""Training settings, kept free of heavy imports so the command line starts fast."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class BPEConfig:
+    merges: int = 16000
+    alpha: float = 0.3
+    pivot_share: float = 0.2
+
+
+# Fields that fix the network's shape or data: a checkpoint resumes only with the same values.
+ARCHITECTURE_FIELDS = ("embed_dim", "hidden_size", "num_layers", "vocab_size")
+
+
+@dataclass
+class TrainConfig:
+    """Network shape and training recipe; the defaults are the recipe of the shipped model."""
+
+    vocab_size: int = 0
+    embed_dim: int = 256
+    hidden_size: int = 320
+    num_layers: int = 1
+    batch_size: int = 128
+    steps: int = 8000
+    lr: float = 2e-3
+    warmup: int = 400
+    final_lr_ratio: float = 0.05
+    scale: float = 20.0
+    margin: float = 0.1
+    clip: float = 5.0
+    max_length: int = 48
+    alpha: float = 0.8
+    seed: int = 1
+    eval_every: int = 500
+    checkpoint_every: int = 200
+    bow_steps: int = 6000
+    bow_lr: float = 5e-3
+
+    @classmethod
+    def from_dict(cls, values: Mapping) -> "TrainConfig":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
