@@ -13,8 +13,6 @@ import numpy as np
 from .model_files import default_model_dir
 
 OUTPUT_DIR = Path("demo-output")
-# Until a trained default model ships, the demo runs on the synthetic parity fixture model.
-FIXTURE_MODEL = Path(__file__).resolve().parents[2] / "shared/fixtures/parity/public/model"
 
 
 def _sample() -> dict[str, list[str]]:
@@ -46,11 +44,9 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 def main() -> None:
     model = default_model_dir()
     if model is None:
-        model = FIXTURE_MODEL
-        print(f"model: {model}\n  (no trained default model yet: this is the synthetic parity fixture "
-              "model with random weights, so the neighbours below are not meaningful)")
-    else:
-        print(f"model: {model}")
+        sys.exit("laser demo: no default model in this installation (models/default/ ships with "
+                 "the source checkout); set $LASER_MODEL to a model directory")
+    print(f"model: {model}")
     OUTPUT_DIR.mkdir(exist_ok=True)
     sample = _sample()
     vectors = {lang: _normalise(_embed(model, lang, s)) for lang, s in sample.items()}

@@ -105,8 +105,10 @@ def test_knn_search_over_an_index_of_the_english_side(comparable_corpora, tmp_pa
     assert result.exit_code == 0, result.output
     out = tmp_path / "hits.tsv"
     result = runner.invoke(main, ["knn", "search", str(index), str(root / "fr.txt"), "--lang",
-                                  "fr", "-k", "1", "-o", str(out), "--quiet"])
+                                  "fr", "--target-text", str(root / "en.txt"), "-k", "1",
+                                  "-o", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     rows = [line.split("\t") for line in out.read_text().splitlines()]
-    hits = sum(gold[int(query)] == int(target) for query, _, target, _ in rows)
+    hits = sum(gold[int(row[0])] == int(row[2]) for row in rows)
+    assert all(len(row) == 6 for row in rows)  # query_id rank target_id score texts
     assert len(rows) == len(gold) and hits / len(gold) >= 0.85

@@ -8,6 +8,7 @@ import torch
 from laser.bilstm import length_sorted_batches, load_checkpoint
 from laser.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
+from laser import model_files
 from laser.model_files import ModelFiles, resolve_model
 
 from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, fixture_language, read_fixture_lines
@@ -123,6 +124,7 @@ def test_model_directory_resolution(tmp_path, monkeypatch):
     with pytest.raises(LaserError, match="no \\*.pt file"):
         ModelFiles.from_dir(tmp_path)
     monkeypatch.delenv("LASER_MODEL", raising=False)
+    monkeypatch.setattr(model_files, "SHIPPED_MODEL_DIR", tmp_path / "not-shipped")
     with pytest.raises(LaserError, match="no model given"):
         resolve_model()
     monkeypatch.setenv("LASER_MODEL", str(PARITY_MODEL))
