@@ -109,10 +109,15 @@ def subword_counts(word_counts: Mapping[str, int], apply_word: Callable[[str], s
     return tokens
 
 
+def add_words(counts: Counter, line: str) -> None:
+    """Count the words of one tokenised line (split on single spaces, as BPE splits it)."""
+    counts.update(word for word in line.split(" ") if word)
+
+
 def count_words(lines: Iterable[str]) -> Counter:
     counts: Counter[str] = Counter()
     for line in lines:
-        counts.update(word for word in line.split(" ") if word)
+        add_words(counts, line)
     return counts
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..bilstm import BOS, EOS, PAD, UNK, sentence_ids
 from ..bpe import BPE
-from ..bpe_learn import count_words, learn_codes, subword_counts, write_codes, write_vocab
+from ..bpe_learn import add_words, learn_codes, subword_counts, write_codes, write_vocab
 from .corpus import PairFile, read_tokenized
 
 SPECIAL_TOKENS = {"<s>": BOS, "<pad>": PAD, "</s>": EOS, "<unk>": UNK}
@@ -26,9 +26,13 @@ def language_weights(sizes: Mapping[str, int], alpha: float) -> dict[str, float]
 
 
 def _side_word_counts(pair_file: PairFile) -> tuple[Counter, Counter, int]:
-    lines = list(read_tokenized(pair_file.path))
-    return (count_words(source for source, _ in lines), count_words(pivot for _, pivot in lines),
-            len(lines))
+    """Word counts of the foreign and of the English sides, and the pair count, in one pass."""
+    source_counts, pivot_counts, pairs = Counter(), Counter(), 0
+    for source, pivot in read_tokenized(pair_file.path):
+        add_words(source_counts, source)
+        add_words(pivot_counts, pivot)
+        pairs += 1
+    return source_counts, pivot_counts, pairs
 
 
 def balanced_word_counts(pair_files: Sequence[PairFile], alpha: float, pivot_share: float,

@@ -12,7 +12,8 @@ import torch
 from tqdm import tqdm
 
 from ..errors import LaserError
-from .batches import BatchSampler, dev_sets, load_pairs
+from ..bpe import read_vocab
+from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
 from .prepare import encode_corpus, learn_joint_bpe, make_dictionary
 from .config import BPEConfig, TrainConfig
@@ -73,8 +74,7 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
         with _stage_bar("learning BPE merges", bpe.merges) as bar:
             learn_joint_bpe(train_tok, codes, vocab, bpe.merges, bpe.alpha, bpe.pivot_share,
                             workers, lambda: bar.update(1))
-    tokens = [line.split(" ")[0] for line in vocab.read_text(encoding="utf-8").splitlines()]
-    dictionary = make_dictionary(tokens)
+    dictionary = make_dictionary(read_vocab(vocab))
     for files, folder in ((train_tok, "ids-train"), (dev_tok, "ids-dev")):
         with _stage_bar(f"token ids {folder}", len(files)) as bar:
             encode_corpus(files, codes, vocab, dictionary, work / folder, workers,
@@ -83,10 +83,12 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
                     [pf.lang for pf in dev_tok])
 
 
-def largest_languages(prepared: Prepared, work: Path, count: int) -> list[str]:
-    """The `count` dev languages with the most training pairs."""
-    pairs = load_pairs(work / "ids-train", prepared.dev_languages)
-    return [p.lang for p in sorted(pairs, key=lambda p: -len(p))[:count]]
+def largest_languages(pairs: Sequence[LanguagePairs], candidates: Sequence[str],
+                      count: int) -> list[str]:
+    """The `count` candidate languages with the most training pairs."""
+    wanted = set(candidates)
+    ranked = sorted((p for p in pairs if p.lang in wanted), key=lambda p: -len(p))
+    return [p.lang for p in ranked[:count]]
 
 
 def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEConfig,
@@ -99,8 +101,9 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     config.vocab_size = len(prepared.dictionary)
     pairs = load_pairs(work / "ids-train", prepared.train_languages)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length)
-    dev = dev_sets(load_pairs(work / "ids-dev", largest_languages(prepared, work, eval_languages)),
-                   config.max_length, dev_limit) if prepared.dev_languages else {}
+    evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
+    dev = dev_sets(load_pairs(work / "ids-dev", evaluated), config.max_length,
+                   dev_limit) if evaluated else {}
     if not dev:
         config.eval_every = config.steps  # no dev data: export at the end
     trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device)
