@@ -10,7 +10,8 @@ from typing import Iterator, Optional
 import numpy as np
 
 from .errors import LaserError
-from .knn import Neighbours, Vectors, approximate_knn, exact_knn, line_texts
+from .knn import (ApproximateSearch, Neighbours, Vectors, approximate_knn, exact_knn,
+                  line_texts)
 from .text_io import STDIN, atomic_text_output, read_lines
 
 MARGINS = ("ratio", "distance", "absolute")
@@ -102,12 +103,12 @@ class Neighbourhoods:
     bwd: Neighbours
 
     @classmethod
-    def compute(cls, x: Vectors, y: Vectors, k: int, index: Optional[str] = None,
-                nprobe: Optional[int] = None, progress: bool = False,
+    def compute(cls, x: Vectors, y: Vectors, k: int,
+                approximate: Optional[ApproximateSearch] = None, progress: bool = False,
                 precision: str = "auto") -> "Neighbourhoods":
-        """Exact by default; through a FAISS index of each side when `index` is a factory string."""
-        if index:
-            return cls(*approximate_knn(x, y, k, index, nprobe, progress))
+        """Exact by default; through a FAISS index of each side when `approximate` is given."""
+        if approximate:
+            return cls(*approximate_knn(x, y, k, approximate, progress))
         return cls(*exact_knn(x, y, k, progress=progress, precision=precision))
 
     def candidates(self, kind: str) -> tuple["Candidates", "Candidates"]:
@@ -240,14 +241,14 @@ def score_pairs(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, found: Neighbo
 
 def mine(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, mode: str = "mine", k: int = 4,
          kind: str = "ratio", retrieval: str = "max", threshold: float = 0.0,
-         candidates: bool = False, index: Optional[str] = None, nprobe: Optional[int] = None,
+         candidates: bool = False, approximate: Optional[ApproximateSearch] = None,
          progress: bool = False) -> Pairs:
     """What `laser mine` computes: pairs of line numbers with their scores, in output order."""
     if mode not in MODES:
         raise LaserError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if retrieval not in RETRIEVALS:
         raise LaserError(f"unknown retrieval {retrieval!r}; choose one of {', '.join(RETRIEVALS)}")
-    found = Neighbourhoods.compute(x, y, k, index, nprobe, progress)
+    found = Neighbourhoods.compute(x, y, k, approximate, progress)
     if mode == "score":
         return score_pairs(src, trg, x, y, found, kind)
     fwd, bwd = found.candidates(kind)

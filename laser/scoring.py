@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import LaserError
-from .knn import Vectors
+from .knn import ApproximateSearch, Vectors
 from .mining import Neighbourhoods, aligned_similarities, margin
 from .text_io import atomic_text_output, read_lines
 
@@ -17,7 +17,7 @@ METHODS = ("cosine", "margin", "csls")
 
 
 def score_bitext(x: Vectors, y: Vectors, method: str = "margin", k: int = 4, kind: str = "ratio",
-                 index: Optional[str] = None, nprobe: Optional[int] = None,
+                 approximate: Optional[ApproximateSearch] = None,
                  progress: bool = False) -> np.ndarray:
     """One float32 score per line pair (x row i, y row i).
 
@@ -33,7 +33,7 @@ def score_bitext(x: Vectors, y: Vectors, method: str = "margin", k: int = 4, kin
     sims = aligned_similarities(x, y, every, every)
     if method == "cosine":
         return sims
-    found = Neighbourhoods.compute(x, y, k, index, nprobe, progress)
+    found = Neighbourhoods.compute(x, y, k, approximate, progress)
     fwd_mean, bwd_mean = found.fwd.mean(), found.bwd.mean()
     if method == "margin":
         return margin(sims, fwd_mean, bwd_mean, kind)

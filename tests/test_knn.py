@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.knn import (IndexMeta, Vectors, build_index, check_queries, exact_knn, load_index,
-                       save_index, search)
+from laser.knn import (IndexMeta, Neighbours, Vectors, build_index, check_queries, exact_knn,
+                       load_index, rescored, save_index, search)
 
 
 def unit_rows(rows: int, dim: int, seed: int) -> np.ndarray:
@@ -72,6 +72,21 @@ def test_half_precision_screening_keeps_float32_results_among_near_ties():
         np.testing.assert_array_equal(found.ids[clear], ids[clear, :5])
         assert clear.mean() > 0.3
         assert (np.abs(np.diff(sims, axis=1)) < 2 ** -11).mean() > 0.5
+
+
+def test_rescored_candidates_get_exact_scores_best_first_ties_to_lower_id():
+    """Re-scoring ignores the index's scores and order, skips -1 slots and breaks ties by id."""
+    x, y = sign_rows(40, 16, 3), sign_rows(30, 16, 4)
+    rng = np.random.default_rng(5)
+    ids = np.stack([rng.permutation(30)[:12] for _ in range(40)])
+    ids[::7, -3:] = -1
+    candidates = Neighbours(rng.random(ids.shape).astype(np.float32), ids)
+    found = rescored(candidates, Vectors(x), Vectors(y), 4, batch=16)
+    for row in range(40):
+        listed = sorted(int(j) for j in ids[row] if j >= 0)
+        sims, best = brute_force(x[row:row + 1], y[listed], 4)
+        assert found.ids[row].tolist() == [listed[j] for j in best[0]]
+        np.testing.assert_allclose(found.sims[row], sims[0], atol=1e-6)
 
 
 def test_vectors_select_rows_normalise_and_refuse_nan():

@@ -228,7 +228,10 @@ def test_candidates_lists_every_neighbour_once(tmp_path):
     assert [float(r[0]) for r in rows] == sorted((float(r[0]) for r in rows), reverse=True)
 
 
-def test_approximate_index_agrees_with_exact_search(tmp_path):
+@pytest.mark.parametrize("index", [["--index", "IVF4,Flat", "--nprobe", 4],
+                                   ["--index", "IVF4,PQ24x4fs", "--nprobe", 4, "--refine", 8]])
+def test_approximate_index_agrees_with_exact_search(tmp_path, index):
+    """Compressed codes only pick the candidates: the scores are the exact ones."""
     rng = np.random.default_rng(11)
     base = rng.standard_normal((300, 24)).astype(np.float32)
     x, y = base + 0.2 * rng.standard_normal((300, 24)), base + 0.2 * rng.standard_normal((300, 24))
@@ -237,12 +240,20 @@ def test_approximate_index_agrees_with_exact_search(tmp_path):
     common = ["mine", src_txt, trg_txt, "--src-embeddings", src_npy, "--trg-embeddings", trg_npy,
               "--mode", "mine"]
     assert cli(*common, "-o", tmp_path / "exact.tsv").exit_code == 0
-    result = cli(*common, "--index", "IVF4,Flat", "--nprobe", 4, "-o", tmp_path / "ivf.tsv")
+    result = cli(*common, *index, "-o", tmp_path / "ivf.tsv")
     assert result.exit_code == 0, result.output
     exact, ivf = (parse((tmp_path / n).read_text().splitlines()) for n in ("exact.tsv", "ivf.tsv"))
     assert [r[1:] for r in ivf] == [r[1:] for r in exact]
     np.testing.assert_allclose([r[0] for r in ivf], [r[0] for r in exact], rtol=1e-5)
     assert sum(s.split()[1] == t.split()[1] for _, s, t in exact) > 290
+
+
+def test_nprobe_without_an_index_is_refused(tmp_path):
+    (src_txt, src_npy), (trg_txt, trg_npy) = small_files(tmp_path)
+    result = cli("mine", src_txt, trg_txt, "--src-embeddings", src_npy, "--trg-embeddings",
+                 trg_npy, "--mode", "mine", "--nprobe", 4, "-o", tmp_path / "out.tsv")
+    assert result.exit_code != 0 and "--nprobe goes with --index" in result.output
+    assert not (tmp_path / "out.tsv").exists()
 
 
 def test_final_line_without_newline_keeps_its_last_character_and_unifies(tmp_path):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..embedding_io import NPY_MAGIC, open_embeddings
 from ..errors import LaserError
-from ..knn import (METRICS, IndexMeta, Vectors, build_index, check_queries, count_lines,
+from ..knn import (METRICS, ApproximateSearch, IndexMeta, Vectors, build_index, check_queries, count_lines,
                    embedded_text, embeddings_model, load_index, save_index, search,
                    write_neighbours)
 from ..mining import Corpus, corpus_vectors
@@ -81,6 +81,25 @@ dim_option = click.option("--dim", type=click.IntRange(min=1), default=None,
                                "carry their shape).")
 fp16_option = click.option("--fp16", is_flag=True, help="Raw embeddings are float16.")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+
+
+def approximate_options(command):
+    """--index, --nprobe and --refine, passed on as one `approximate` (None: exact k-NN)."""
+    @click.option("--index", "factory", default=None,
+                  help="Approximate k-NN through a FAISS index of each side, e.g. IVF4096,Flat or "
+                       "IVF1024,PQ64x4fs (default: exact search).")
+    @click.option("--nprobe", type=click.IntRange(min=1), default=None,
+                  help="IVF lists visited per query with --index.")
+    @click.option("--refine", type=click.IntRange(min=1), default=4, show_default=True,
+                  help="With --index: the index proposes refine x k candidates, re-scored with "
+                       "exact cosines.")
+    @functools.wraps(command)
+    def wrapper(*args, factory, nprobe, refine, **kwargs):
+        if not factory and nprobe is not None:
+            raise LaserError("--nprobe goes with --index")
+        approximate = ApproximateSearch(factory, nprobe, refine) if factory else None
+        return command(*args, approximate=approximate, **kwargs)
+    return wrapper
 
 
 def bitext_inputs(command):

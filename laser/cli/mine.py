@@ -6,7 +6,7 @@ import click
 from ..errors import LaserError
 from ..mining import MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, mine, scan_corpus, write_pairs
 from .common import main, model_options
-from .knn import bitext_inputs, bitext_vectors
+from .knn import approximate_options, bitext_inputs, bitext_vectors
 
 
 def _warn(message: str) -> None:
@@ -47,11 +47,7 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @click.option("--candidates", is_flag=True,
               help="Write every one of the k candidates of each sentence with its score (both "
                    "directions unless fwd/bwd), not only the retrieved pairs.")
-@click.option("--index", "factory", default=None,
-              help="Approximate k-NN through a FAISS index of each side, e.g. IVF4096,Flat "
-                   "(default: exact search).")
-@click.option("--nprobe", type=click.IntRange(min=1), default=None,
-              help="IVF lists visited per query with --index.")
+@approximate_options
 @click.option("--legacy-line-map", is_flag=True,
               help="search/score without --unify: look rows up as the official tool does, which "
                    "shifts every line after the first duplicated one (for bit-compatibility).")
@@ -62,15 +58,15 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @model_options
 def mine_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang, dim,
                  fp16, mode, k, margin, retrieval, threshold, unify, output, output_format,
-                 candidates, factory, nprobe, legacy_line_map, encoding, gpu, verbose, **model):
+                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, **model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does."""
     _check_options(mode, retrieval, threshold, candidates, encoding)
     src = scan_corpus(src_path, unify, legacy_line_map)
     trg = scan_corpus(trg_path, unify, legacy_line_map)
     with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
                         model, output) as (x, y):
-        pairs = mine(src, trg, x, y, mode, k, margin, retrieval, threshold, candidates, factory,
-                     nprobe, progress=verbose)
+        pairs = mine(src, trg, x, y, mode, k, margin, retrieval, threshold, candidates,
+                     approximate, progress=verbose)
     write_pairs(output, pairs, src, trg, output_format, mode)
     if verbose:
         click.echo(f" - {src_path}: {src.lines} lines, {src.sentences} sentences searched; "

@@ -11,7 +11,7 @@ from ..mining import MARGINS, scan_corpus
 from ..scoring import METHODS, Histogram, score_bitext, write_scores
 from ..text_io import atomic_text_output
 from .common import main, model_options
-from .knn import bitext_inputs, bitext_vectors, quiet_option
+from .knn import approximate_options, bitext_inputs, bitext_vectors, quiet_option
 
 
 @main.command("score")
@@ -22,10 +22,7 @@ from .knn import bitext_inputs, bitext_vectors, quiet_option
               help="Margin of --method margin.")
 @click.option("-k", "--neighborhood", "k", type=click.IntRange(min=1), default=4,
               show_default=True, help="Neighbourhood size of margin and CSLS.")
-@click.option("--index", "factory", default=None,
-              help="Approximate neighbourhoods through a FAISS index, e.g. IVF4096,Flat.")
-@click.option("--nprobe", type=click.IntRange(min=1), default=None,
-              help="IVF lists visited per query with --index.")
+@approximate_options
 @click.option("--output", "-o", default="-", show_default=True, help="Scores, one a line.")
 @click.option("--with-text", is_flag=True, help="Write score<TAB>src<TAB>trg lines.")
 @click.option("--histogram", "histogram_path", default=None,
@@ -36,7 +33,7 @@ from .knn import bitext_inputs, bitext_vectors, quiet_option
 @model_options
 @quiet_option
 def score_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang, dim,
-                  fp16, method, kind, k, factory, nprobe, output, with_text, histogram_path,
+                  fp16, method, kind, k, approximate, output, with_text, histogram_path,
                   png_path, bins, quiet, **model):
     """Score every line pair of the aligned files SRC and TRG."""
     src, trg = scan_corpus(src_path), scan_corpus(trg_path)
@@ -45,7 +42,7 @@ def score_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, 
                          "a bitext must be line-aligned")
     with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
                         model, output) as (x, y):
-        scores = score_bitext(x, y, method, k, kind, factory, nprobe, progress=not quiet)
+        scores = score_bitext(x, y, method, k, kind, approximate, progress=not quiet)
     histogram = Histogram.of(scores, bins)
     write_scores(output, scores, src_path if with_text else None, trg_path if with_text else None)
     if histogram_path:
