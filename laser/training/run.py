@@ -106,12 +106,12 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
                    dev_limit) if evaluated else {}
     if not dev:
         config.eval_every = config.steps  # no dev data: export at the end
-    trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device)
+    trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device, progress)
 
     def export(model) -> None:
         export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)
 
-    trainer.run(export, progress)
+    trainer.run(export)
     if not dev:
         export(trainer.model)
     return trainer

@@ -166,8 +166,11 @@ class Trainer:
     """Owns the model, optimiser and step counter of one run in `work_dir`."""
 
     def __init__(self, config: TrainConfig, sampler: BatchSampler, dev: Mapping,
-                 dictionary: dict[str, int], work_dir: Path, device: str = "cpu"):
+                 dictionary: dict[str, int], work_dir: Path, device: str = "cpu",
+                 progress: Optional[bool] = None):
+        """`progress`: show progress bars on stderr (default: when stderr is a terminal)."""
         self.config, self.sampler, self.dev = config, sampler, dev
+        self.progress = sys.stderr.isatty() if progress is None else progress
         self.dictionary, self.work_dir = dictionary, work_dir
         self.device = torch.device(device)
         torch.manual_seed(config.seed)
@@ -207,9 +210,8 @@ class Trainer:
     def _initialise_embeddings(self) -> None:
         """Start from bag-of-subwords embeddings (trained once, kept in the work folder)."""
         if not self.bow_path.exists():
-            progress = sys.stderr.isatty()
             weights, error = pretrain_embeddings(self.config, self.sampler, self.dev,
-                                                 self.device, progress)
+                                                 self.device, self.progress)
             self._log({"stage": "bag-of-subwords", "steps": self.config.bow_steps,
                        "average_error": error})
             _atomic_torch_save(weights, self.bow_path)
@@ -239,11 +241,11 @@ class Trainer:
                    "errors": {lang: list(pair) for lang, pair in errors.items()}})
         return average
 
-    def run(self, on_new_best, progress: Optional[bool] = None) -> None:
+    def run(self, on_new_best) -> None:
         """Train to config.steps; `on_new_best(model)` is called when the dev error improves."""
         config = self.config
         bar = tqdm(total=config.steps, initial=self.step, file=sys.stderr, unit="step",
-                   disable=not (sys.stderr.isatty() if progress is None else progress),
+                   disable=not self.progress,
                    dynamic_ncols=True)
         smoothed, started, pairs = None, time.time(), 0
         while self.step < config.steps:
