@@ -68,18 +68,16 @@ def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int,
     return str(text), str(embeddings)
 
 
-Gold = tuple[np.ndarray, np.ndarray]
-
-
-def synthetic_corpora(args: argparse.Namespace) -> tuple[tuple[str, str], tuple[str, str], Gold]:
-    """Synthetic source and target (text, embeddings), and the gold: each source's target line
-    (-1: none) and a key per target line (equal keys: equal sentences)."""
+def synthetic_corpora(args: argparse.Namespace) -> tuple[tuple[str, str], tuple[str, str],
+                                                           np.ndarray]:
+    """Synthetic source and target (text, embeddings), and each source's gold target line
+    (-1: none)."""
     pairs = int(args.pairs * min(args.src, args.trg))
     source = make_corpus("src", args.src, args.dim, pairs, 1, 0)
     target = make_corpus("trg", args.trg, args.dim, pairs, 2, args.trg - pairs)
     gold = np.full(args.src, -1)
     gold[:pairs] = np.arange(pairs) + args.trg - pairs
-    return source, target, (gold, np.arange(args.trg))
+    return source, target, gold
 
 
 def embed_lines(encoder: Encoder, lines: list[str], lang: str, writer: EmbeddingWriter,
@@ -89,7 +87,8 @@ def embed_lines(encoder: Encoder, lines: list[str], lang: str, writer: Embedding
     text.writelines(f"{line}\n" for line in lines)
 
 
-def dev_corpora(dev: str, model: str | None) -> tuple[tuple[str, str], tuple[str, str], Gold]:
+def dev_corpora(dev: str, model: str | None) -> tuple[tuple[str, str], tuple[str, str],
+                                                       np.ndarray]:
     """Dev foreign sentences, and their English sides shuffled; gold = the dev alignment. A pair
     whose English sentence an earlier pair has (FLORES sentences recur in many languages) is
     left out, so that every gold pair is one-to-one."""
@@ -110,19 +109,16 @@ def dev_corpora(dev: str, model: str | None) -> tuple[tuple[str, str], tuple[str
         embed_lines(encoder, [english[i] for i in order], "en", writer, text)
     gold = np.empty(len(english), dtype=np.int64)
     gold[order] = np.arange(len(english))
-    keys = np.unique([english[i] for i in order], return_inverse=True)[1]
-    return (str(src_txt), str(src_npy)), (str(trg_txt), str(trg_npy)), (gold, keys)
+    return (str(src_txt), str(src_npy)), (str(trg_txt), str(trg_npy)), gold
 
 
 def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
 
 
-def gold_found(mined, gold: Gold) -> int:
-    """How many mined pairs are gold pairs (a target equal to the gold sentence counts)."""
-    lines, keys = gold
-    has_gold = lines[mined.src] >= 0
-    return int((has_gold & (keys[mined.trg] == keys[np.maximum(lines[mined.src], 0)])).sum())
+def gold_found(mined, gold: np.ndarray) -> int:
+    """How many mined pairs are gold pairs."""
+    return int((gold[mined.src] == mined.trg).sum())
 
 
 def describe(approximate: ApproximateSearch | None) -> str:
@@ -132,7 +128,7 @@ def describe(approximate: ApproximateSearch | None) -> str:
             f"refine {approximate.refine}")
 
 
-def compare_with_exact(mined, x, y, src, trg, k: int, precision: str, gold: Gold) -> None:
+def compare_with_exact(mined, x, y, src, trg, k: int, precision: str, gold: np.ndarray) -> None:
     """Mine the same corpora exactly; print the share of its pairs the approximate run found."""
     start = time.perf_counter()
     found = Neighbourhoods.compute(x, y, k, None, progress=True, precision=precision)
@@ -196,8 +192,7 @@ def main() -> None:
     print(f"  {'total':32s} {total:9.1f} s")
     print(f"  peak RSS {peak_rss_gib():.2f} GiB (mapped embedding pages included)")
     print(f"  {len(mined)} pairs written, {gold_found(mined, gold)} of the "
-          f"{int((gold[0] >= 0).sum())} "
-          "gold pairs among them")
+          f"{int((gold >= 0).sum())} gold pairs among them")
     if approximate and args.compare_exact:
         compare_with_exact(mined, x, y, src, trg, args.k, args.precision, gold)
     if not args.index:

@@ -326,11 +326,8 @@ def _exact_scores(queries: np.ndarray, ids: np.ndarray, base: Vectors) -> tuple[
     rows = np.nonzero(valid)[0]
     sims = np.full(ids.shape, -np.inf, dtype=np.float32)
     sims[valid] = _pair_dots(queries, vectors, rows, slot)
-    ids = np.where(valid, ids, np.iinfo(np.int64).max)
-    by_id = np.argsort(ids, axis=1, kind="stable")
-    ids, sims = np.take_along_axis(ids, by_id, 1), np.take_along_axis(sims, by_id, 1)
-    best = np.argsort(-sims, axis=1, kind="stable")
-    ids, sims = np.take_along_axis(ids, best, 1), np.take_along_axis(sims, best, 1)
+    order = np.lexsort((ids, -sims), axis=1)
+    ids, sims = np.take_along_axis(ids, order, 1), np.take_along_axis(sims, order, 1)
     return sims, np.where(np.isfinite(sims), ids, -1)
 
 
