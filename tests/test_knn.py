@@ -1,6 +1,5 @@
 """Exact blocked k-NN against brute force, FAISS indexes with metadata, and `laser knn`."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +9,8 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.knn import (IndexMeta, Neighbours, Vectors, build_index, check_queries, exact_knn,
                        load_index, rescored, save_index, search)
+
+from conftest import PARITY, PARITY_MODEL
 
 
 def unit_rows(rows: int, dim: int, seed: int) -> np.ndarray:
@@ -202,8 +203,7 @@ def test_cli_search_refuses_other_dimension_without_output(tmp_path):
 
 
 def test_cli_indexes_and_queries_text_with_the_model(tmp_path):
-    parity = Path(__file__).resolve().parents[1].parent / "shared/fixtures/parity/public"
-    model, text = parity / "model", parity / "inputs/en.txt"
+    model, text = PARITY_MODEL, PARITY / "inputs/en.txt"
     runner = CliRunner()
     built = runner.invoke(main, ["knn", "build", str(text), "--lang", "en", "--model", str(model),
                                  "-o", str(tmp_path / "en.faiss"), "-q"])
@@ -217,7 +217,7 @@ def test_cli_indexes_and_queries_text_with_the_model(tmp_path):
     rows = [line.split("\t") for line in found.output.splitlines()]
     assert [row[2] for row in rows] == [str(i) for i in range(30)]
     assert all(row[4] == row[5] for row in rows)
-    np.save(tmp_path / "q.npy", np.load(parity / "expected/en.npy"))
+    np.save(tmp_path / "q.npy", np.load(PARITY / "expected/en.npy"))
     (tmp_path / "q.npy.json").write_text(json.dumps({"model_sha256": "f" * 64}))
     refused = runner.invoke(main, ["knn", "search", str(tmp_path / "en.faiss"),
                                    str(tmp_path / "q.npy")])

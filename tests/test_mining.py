@@ -10,8 +10,7 @@ from laser.cli import main
 from laser.mining import (MARGINS, RETRIEVALS, corpus_vectors, mine, scan_corpus,
                           write_pairs)
 
-MODEL = Path(__file__).resolve().parents[1].parent / "shared/fixtures/parity/public/model"
-PARITY = MODEL.parent
+from conftest import PARITY, PARITY_MODEL as MODEL
 
 
 def reference(src_lines, trg_lines, x, y, mode, k, kind, retrieval, threshold, unify):

@@ -8,7 +8,9 @@ from click.testing import CliRunner
 
 from laser.cli import main
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared/fixtures/mining/public"
+from conftest import SHARED
+
+FIXTURES = SHARED / "fixtures" / "mining" / "public"
 RUNS = json.loads((FIXTURES / "runs.json").read_text())
 RTOL, ATOL = 1e-5, 1e-6
 

@@ -1,7 +1,6 @@
 """`laser score`: cosine, margin and CSLS per line against brute force; histogram text and PNG."""
 import struct
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ from laser.errors import LaserError
 from laser.knn import Vectors
 from laser.scoring import Histogram, score_bitext
 
-PARITY = Path(__file__).resolve().parents[1].parent / "shared/fixtures/parity/public"
+from conftest import PARITY
 
 
 def bitext(n=60, dim=24, seed=0):
