@@ -14,8 +14,7 @@ from laser.evaluation import (best_threshold, bucc_evaluate, precision_recall, x
 from laser.knn import Vectors
 from laser.mining import MARGINS
 
-ROOT = Path(__file__).resolve().parents[1]
-PARITY = ROOT.parent / "shared/fixtures/parity/public"
+from conftest import PARITY, ROOT
 
 
 def aligned_sets(n, count, noise, seed, dim=32):
