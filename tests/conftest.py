@@ -1,4 +1,4 @@
-"""Shared fixtures: the parity data in ../shared and a loaded encoder of its model."""
+"""Shared fixtures: the parity data in ../shared (or $LASER_SHARED), an encoder of its model."""
 from __future__ import annotations
 
 import os
