@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from laser.encoder import Encoder
-from laser.languages import resolve
-from laser.model_files import SHIPPED_MODEL_DIR
+from laser.models.encoder import Encoder
+from laser.text.languages import resolve
+from laser.models.files import SHIPPED_MODEL_DIR
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "dev"
 

@@ -31,9 +31,9 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.bilstm import PAD, UNK, load_checkpoint  # noqa: E402
-from laser.encoder import Encoder  # noqa: E402
-from laser.model_files import ModelFiles  # noqa: E402
+from laser.models.bilstm import PAD, UNK, load_checkpoint  # noqa: E402
+from laser.models.encoder import Encoder  # noqa: E402
+from laser.models.files import ModelFiles  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 FIXTURE_MODEL = SHARED / "fixtures/parity/public/model"

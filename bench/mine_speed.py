@@ -29,10 +29,10 @@ from typing import TextIO
 import numpy as np
 from tqdm import tqdm
 
-from laser.embedding_io import EmbeddingWriter, open_embeddings
-from laser.encoder import Encoder
-from laser.knn import BLOCK_ROWS, ApproximateSearch
-from laser.mining import Neighbourhoods, corpus_vectors, retrieve, scan_corpus, write_pairs
+from laser.io.embeddings import EmbeddingWriter, open_embeddings
+from laser.models.encoder import Encoder
+from laser.search.knn import BLOCK_ROWS, ApproximateSearch
+from laser.mining.mine import Neighbourhoods, corpus_vectors, retrieve, scan_corpus, write_pairs
 from laser.training.corpus import find_pair_files, read_pairs
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -16,8 +16,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.encoder import Encoder  # noqa: E402
-from laser.model_files import ModelFiles  # noqa: E402
+from laser.models.encoder import Encoder  # noqa: E402
+from laser.models.files import ModelFiles  # noqa: E402
 
 
 def lines_of(path: Path) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model_files import default_model_dir
+from .models.files import default_model_dir
 
 OUTPUT_DIR = Path("demo-output")
 

@@ -10,10 +10,10 @@ from typing import Optional
 import numpy as np
 from tqdm import tqdm
 
-from .embedding_io import EmbeddingWriter
-from .encoder import Encoder
+from .io.embeddings import EmbeddingWriter
+from .models.encoder import Encoder
 from .errors import LaserError
-from .text_io import STDIN, atomic_text_output, batched, read_lines
+from .io.text import STDIN, atomic_text_output, batched, read_lines
 from .version import __version__
 
 CHUNK_LINES = 10000

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from laser.encoder import Encoder
-from laser.evaluation import xsim_errors
-from laser.knn import Vectors
+from laser.models.encoder import Encoder
+from laser.eval.evaluation import xsim_errors
+from laser.search.knn import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
 
 

@@ -37,7 +37,7 @@ def read_fixture_lines(path: Path) -> list[str]:
 
 @pytest.fixture(scope="session")
 def encoder():
-    from laser.encoder import Encoder
+    from laser.models.encoder import Encoder
     return Encoder.load(str(PARITY_MODEL))
 
 

@@ -1,7 +1,7 @@
 """BPE parity with `fast applybpe`, for fastBPE and the in-package applier alike."""
 import pytest
 
-from laser.bpe import BPE, PythonBPE
+from laser.subwords.fastbpe import BPE, PythonBPE
 from laser.errors import LaserError
 
 from conftest import PARITY, PARITY_MODEL, PARITY_STEMS

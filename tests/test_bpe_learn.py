@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from laser.bpe import BPE, END_OF_WORD, fastbpe_available
-from laser.bpe_learn import (count_words, learn_codes, subword_counts, write_codes,
+from laser.subwords.fastbpe import BPE, END_OF_WORD, fastbpe_available
+from laser.subwords.bpe_learn import (count_words, learn_codes, subword_counts, write_codes,
                              write_vocab)
 
 

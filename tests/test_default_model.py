@@ -10,12 +10,12 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from laser.bilstm import load_checkpoint
+from laser.models.bilstm import load_checkpoint
 from laser.cli import main
-from laser.encoder import Encoder
-from laser.evaluation import xsim_errors
-from laser.knn import Vectors
-from laser.model_files import SHIPPED_MODEL_DIR, ModelFiles, resolve_model
+from laser.models.encoder import Encoder
+from laser.eval.evaluation import xsim_errors
+from laser.search.knn import Vectors
+from laser.models.files import SHIPPED_MODEL_DIR, ModelFiles, resolve_model
 
 from conftest import SHARED
 

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from laser import model_files
+from laser.models import files as model_files
 from laser.cli import main
-from laser.download import Expected, download_model, fetch
+from laser.models.download import Expected, download_model, fetch
 from laser.errors import LaserError
-from laser.model_files import ModelFiles, resolve_model
-from laser.model_registry import RECORD, load_manifest
+from laser.models.files import ModelFiles, resolve_model
+from laser.models.registry import RECORD, load_manifest
 
 from conftest import PARITY, PARITY_MODEL
 

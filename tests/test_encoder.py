@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from laser.bilstm import length_sorted_batches, load_checkpoint
-from laser.encoder import Encoder, TruncationWarning
+from laser.models.bilstm import length_sorted_batches, load_checkpoint
+from laser.models.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
-from laser import model_files
-from laser.model_files import ModelFiles, resolve_model
+from laser.models import files as model_files
+from laser.models.files import ModelFiles, resolve_model
 
 from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, fixture_language, read_fixture_lines
 

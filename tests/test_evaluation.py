@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from laser.cli import main
-from laser.evaluation import (best_threshold, bucc_evaluate, precision_recall, xsim_errors,
+from laser.eval.evaluation import (best_threshold, bucc_evaluate, precision_recall, xsim_errors,
                               xsim_matrix)
-from laser.knn import Vectors
-from laser.mining import MARGINS
+from laser.search.knn import Vectors
+from laser.mining.mine import MARGINS
 
 from conftest import PARITY, ROOT
 

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.knn import (IndexMeta, Neighbours, Vectors, build_index, check_queries, exact_knn,
+from laser.search.knn import (IndexMeta, Neighbours, Vectors, build_index, check_queries, exact_knn,
                        load_index, rescored, save_index, search)
 
 from conftest import PARITY, PARITY_MODEL

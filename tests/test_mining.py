@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from laser.cli import main
-from laser.mining import (MARGINS, RETRIEVALS, corpus_vectors, mine, scan_corpus,
+from laser.mining.mine import (MARGINS, RETRIEVALS, corpus_vectors, mine, scan_corpus,
                           write_pairs)
 
 from conftest import PARITY, PARITY_MODEL as MODEL

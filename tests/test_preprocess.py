@@ -4,9 +4,9 @@ import warnings
 import pytest
 
 from laser.errors import LaserError
-from laser.languages import UnknownLanguageWarning, resolve
-from laser.moses import PerlPunctNormalizer, PerlTokenizer, remove_non_printing
-from laser.preprocess import Tokenizer
+from laser.text.languages import UnknownLanguageWarning, resolve
+from laser.text.moses import PerlPunctNormalizer, PerlTokenizer, remove_non_printing
+from laser.text.tokenizer import Tokenizer
 
 from conftest import PARITY, PARITY_STEMS, fixture_language, read_fixture_lines
 
@@ -86,7 +86,7 @@ def test_every_line_keeps_its_place():
 
 def test_missing_segmenter_gives_install_hint(monkeypatch):
     import builtins
-    from laser import segmenters
+    from laser.text import segmenters
     real_import = builtins.__import__
 
     def no_jieba(name, *args, **kwargs):

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.knn import Vectors
-from laser.scoring import Histogram, score_bitext
+from laser.search.knn import Vectors
+from laser.mining.scoring import Histogram, score_bitext
 
 from conftest import PARITY
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from laser.bilstm import BiLSTMEncoder, load_checkpoint
+from laser.models.bilstm import BiLSTMEncoder, load_checkpoint
 from laser.cli import main
-from laser.encoder import Encoder
+from laser.models.encoder import Encoder
 from laser.errors import LaserError
-from laser.model_files import ModelFiles
+from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
 from laser.training.trainer import encoder_params, learning_rate, ranking_loss

@@ -58,8 +58,8 @@ def model_options(command):
 def load_encoder(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, device,
                  bpe_backend):
     """An Encoder from the values of `model_options`."""
-    from ..encoder import Encoder
-    from ..model_files import resolve_model
+    from ..models.encoder import Encoder
+    from ..models.files import resolve_model
     files = resolve_model(model, encoder, bpe_codes, bpe_vocab)
     return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
                    bpe_backend=bpe_backend)

@@ -8,10 +8,10 @@ import click
 import numpy as np
 
 from ..errors import LaserError
-from ..evaluation import Embedder, bucc_evaluate, tatoeba_errors, xsim_matrix
-from ..knn import Vectors
-from ..mining import MARGINS
-from ..text_io import atomic_text_output, read_lines
+from ..eval.evaluation import Embedder, bucc_evaluate, tatoeba_errors, xsim_matrix
+from ..search.knn import Vectors
+from ..mining.mine import MARGINS
+from ..io.text import atomic_text_output, read_lines
 from .common import main, model_options
 from .knn import dim_option, encoder_loader, fp16_option, open_input_embeddings, sentence_embeddings
 

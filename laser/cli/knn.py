@@ -11,12 +11,12 @@ from typing import Callable, Iterator, Optional
 import click
 import numpy as np
 
-from ..embedding_io import NPY_MAGIC, open_embeddings
+from ..io.embeddings import NPY_MAGIC, open_embeddings
 from ..errors import LaserError
-from ..knn import (METRICS, ApproximateSearch, IndexMeta, Vectors, build_index, check_queries,
+from ..search.knn import (METRICS, ApproximateSearch, IndexMeta, Vectors, build_index, check_queries,
                    count_lines, embedded_text, embeddings_model, load_index, save_index, search,
                    write_neighbours)
-from ..mining import Corpus, corpus_vectors
+from ..mining.mine import Corpus, corpus_vectors
 from .common import load_encoder, main, model_options
 
 OFFICIAL_DIM = 1024

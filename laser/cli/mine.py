@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..errors import LaserError
-from ..mining import MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, mine, scan_corpus, write_pairs
+from ..mining.mine import MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, mine, scan_corpus, write_pairs
 from .common import main, model_options
 from .knn import approximate_options, bitext_inputs, bitext_vectors
 

@@ -15,7 +15,7 @@ from .common import main
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def download(names, base_url, quiet):
     """Download official models into $LASER_HOME: resumable, verified (see `laser models`)."""
-    from ..download import download_model
+    from ..models.download import download_model
     for name in names:
         directory = download_model(name, base_url=base_url, progress=not quiet)
         if not quiet:
@@ -25,7 +25,7 @@ def download(names, base_url, quiet):
 @main.command()
 def models():
     """List the shipped default and the official models: downloaded or not, size and path."""
-    from ..model_registry import available_models, laser_home
+    from ..models.registry import available_models, laser_home
     rows = [("NAME", "FAMILY", "STATUS", "SIZE", "PATH")]
     rows += [(m.name, m.family, m.state, human_size(m.size), str(m.path) if m.path else "-")
              for m in available_models()]

@@ -6,10 +6,10 @@ from pathlib import Path
 import click
 
 from ..errors import LaserError
-from ..knn import replace_atomically
-from ..mining import MARGINS, scan_corpus
-from ..scoring import METHODS, Histogram, score_bitext, write_scores
-from ..text_io import atomic_text_output
+from ..search.knn import replace_atomically
+from ..mining.mine import MARGINS, scan_corpus
+from ..mining.scoring import METHODS, Histogram, score_bitext, write_scores
+from ..io.text import atomic_text_output
 from .common import main, model_options
 from .knn import approximate_options, bitext_inputs, bitext_vectors, quiet_option
 

@@ -65,7 +65,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     The best model on the dev split (cosine xsim error averaged over both directions and the
     --eval-languages largest languages) is written to --output in the official LASER format.
     """
-    from ..encoder import check_device
+    from ..models.encoder import check_device
     from ..training.run import set_threads, train as run_training
     check_device(device)
     set_threads(threads)

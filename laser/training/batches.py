@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
-from ..bilstm import EOS, pad_batch
+from ..models.bilstm import EOS, pad_batch
 from .prepare import language_weights
 
 

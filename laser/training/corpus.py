@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ..errors import LaserError
-from ..preprocess import Tokenizer
-from ..text_io import atomic_text_output
+from ..text.tokenizer import Tokenizer
+from ..io.text import atomic_text_output
 
 PIVOT = "eng"
 SUFFIXES = (f"-{PIVOT}.tsv.gz", f"-{PIVOT}.tsv")

@@ -12,7 +12,7 @@ import torch
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..bpe import read_vocab
+from ..subwords.fastbpe import read_vocab
 from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
 from .prepare import encode_corpus, learn_joint_bpe, make_dictionary

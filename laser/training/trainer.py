@@ -19,10 +19,10 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..bilstm import PAD, BiLSTMEncoder, length_sorted_batches, pad_batch
+from ..models.bilstm import PAD, BiLSTMEncoder, length_sorted_batches, pad_batch
 from ..errors import LaserError
-from ..evaluation import xsim_errors
-from ..knn import Vectors
+from ..eval.evaluation import xsim_errors
+from ..search.knn import Vectors
 from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
-from .errors import LaserError
+from ..errors import LaserError
 
 END_OF_WORD = "</w>"
 CONTINUATION = "@@"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from .errors import LaserError
+from ..errors import LaserError
 
 
 def _missing(package: str, language: str, extra: str) -> LaserError:

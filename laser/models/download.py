@@ -14,10 +14,10 @@ from typing import BinaryIO, Optional
 
 from tqdm import tqdm
 
-from .errors import LaserError
-from .model_registry import (DEFAULT, FileSpec, find_model, mirror_url, model_path, read_record,
+from ..errors import LaserError
+from .registry import (DEFAULT, FileSpec, find_model, mirror_url, model_path, read_record,
                              write_record)
-from .version import __version__
+from ..version import __version__
 
 BLOCK = 1 << 16
 TIMEOUT = 60.0

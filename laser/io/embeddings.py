@@ -9,7 +9,7 @@ from typing import BinaryIO, Optional
 
 import numpy as np
 
-from .errors import LaserError
+from ..errors import LaserError
 
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
 # The header is written before the row count is known and patched at the end, so it

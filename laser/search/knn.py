@@ -17,8 +17,8 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from .errors import LaserError
-from .text_io import atomic_text_output, read_lines
+from ..errors import LaserError
+from ..io.text import atomic_text_output, read_lines
 
 METRICS = ("cosine", "ip", "l2")
 BLOCK_ROWS = 8192
@@ -502,8 +502,8 @@ def _without_self(found: Neighbours) -> Neighbours:
 def embedded_text(encoder, text_path: str, lang: str,
                   workdir: Optional[str] = None) -> Iterator[np.ndarray]:
     """Embed each line of a text file into a temporary .npy, memory-mapped (removed afterwards)."""
-    from .embedding_io import open_embeddings
-    from .pipeline import embed_file
+    from ..io.embeddings import open_embeddings
+    from ..pipeline import embed_file
     with tempfile.TemporaryDirectory(prefix=".laser-embed-", dir=workdir) as tmp:
         path = os.path.join(tmp, "embeddings.npy")
         embed_file(encoder, text_path, path, lang, progress=True, provenance=False)

@@ -8,10 +8,10 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import LaserError
-from .knn import ApproximateSearch, Vectors
-from .mining import Neighbourhoods, aligned_similarities, margin
-from .text_io import atomic_text_output, read_lines
+from ..errors import LaserError
+from ..search.knn import ApproximateSearch, Vectors
+from .mine import Neighbourhoods, aligned_similarities, margin
+from ..io.text import atomic_text_output, read_lines
 
 METHODS = ("cosine", "margin", "csls")
 

@@ -11,8 +11,8 @@ import os
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Mapping
 
-from .bpe import END_OF_WORD
-from .text_io import atomic_text_output
+from .fastbpe import END_OF_WORD
+from ..io.text import atomic_text_output
 
 Pair = tuple[str, str]
 MIN_PAIR_COUNT = 2

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator, TextIO
 
-from .errors import LaserError, located
+from ..errors import LaserError, located
 
 STDIN = "-"
 

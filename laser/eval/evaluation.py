@@ -11,10 +11,10 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .errors import LaserError, located
-from .knn import Vectors
-from .mining import Candidates, Corpus, Neighbourhoods, corpus_vectors, mine, scan_corpus
-from .text_io import read_lines
+from ..errors import LaserError, located
+from ..search.knn import Vectors
+from ..mining.mine import Candidates, Corpus, Neighbourhoods, corpus_vectors, mine, scan_corpus
+from ..io.text import read_lines
 
 # (text file, language) -> context manager giving (embedding matrix, name)
 Embedder = Callable[[str, str], AbstractContextManager]

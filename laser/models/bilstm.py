@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .errors import LaserError
+from ..errors import LaserError
 
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from . import moses
-from .errors import LaserError
+from ..errors import LaserError
 from .languages import Language, resolve
 from .segmenters import segmenter
 

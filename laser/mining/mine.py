@@ -9,10 +9,10 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from .errors import LaserError
-from .knn import (ApproximateSearch, Neighbours, Vectors, approximate_knn, exact_knn,
+from ..errors import LaserError
+from ..search.knn import (ApproximateSearch, Neighbours, Vectors, approximate_knn, exact_knn,
                   line_texts)
-from .text_io import STDIN, atomic_text_output, read_lines
+from ..io.text import STDIN, atomic_text_output, read_lines
 
 MARGINS = ("ratio", "distance", "absolute")
 RETRIEVALS = ("fwd", "bwd", "max", "intersect")

@@ -9,10 +9,10 @@ import torch
 
 from .bilstm import (EOS, BiLSTMEncoder, length_sorted_batches, load_checkpoint, pad_batch,
                      sentence_ids)
-from .bpe import BPE
-from .errors import LaserError
-from .model_files import ModelFiles, resolve_model
-from .preprocess import Tokenizer
+from ..subwords.fastbpe import BPE
+from ..errors import LaserError
+from .files import ModelFiles, resolve_model
+from ..text.tokenizer import Tokenizer
 
 DEFAULT_MAX_TOKENS = 12000
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .errors import LaserError
+from ..errors import LaserError
 
 MODEL_ENV = "LASER_MODEL"
 # The default model ships in the repository's models/ folder, beside the package.
-SHIPPED_MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "default"
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "default"
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def model_directory(model: str | os.PathLike) -> Path:
     path = Path(model)
     if path.is_dir() or os.sep in str(model) or (os.altsep and os.altsep in str(model)):
         return path
-    from .model_registry import resolve_name
+    from .registry import resolve_name
     return resolve_name(str(model))
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Optional
 from urllib.parse import urlsplit
 
-from . import model_files
-from .errors import LaserError
+from . import files as model_files
+from ..errors import LaserError
 
 HOME_ENV = "LASER_HOME"
 MIRROR_ENV = "LASER_DOWNLOAD_URL"
-MANIFEST = Path(__file__).resolve().parent / "data" / "models.json"
+MANIFEST = Path(__file__).resolve().parents[1] / "data" / "models.json"
 RECORD = "download-record.json"
 DEFAULT = "default"
 LOADABLE_FORMATS = ("bilstm-fastbpe",)
