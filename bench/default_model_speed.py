@@ -20,7 +20,7 @@ from pathlib import Path
 
 from laser.models.encoder import Encoder
 from laser.text.languages import resolve
-from laser.models.files import SHIPPED_MODEL_DIR
+from laser.models.registry import shipped_model_dir
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "dev"
 
@@ -58,8 +58,8 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1000, help="per language (dev has <= 1000)")
     parser.add_argument("--languages", default="fra,deu,rus,cmn,jpn")
     args = parser.parse_args()
-    encoder = Encoder.load(str(SHIPPED_MODEL_DIR))
-    print(f"model {SHIPPED_MODEL_DIR} ({encoder.dim}-d), {args.sentences} dev sentences a language")
+    encoder = Encoder.load("default")
+    print(f"model {shipped_model_dir()} ({encoder.dim}-d), {args.sentences} dev sentences a language")
     print(f"{'lang':6} {'laser embed':>14} {'tokenise':>10} {'bpe':>8} {'encoder':>10}  (sentences/s)")
     totals = {"command": 0.0, "tokenise": 0.0, "bpe": 0.0, "encoder": 0.0}
     count = 0

@@ -31,8 +31,12 @@ from tqdm import tqdm
 
 from laser.io.embeddings import EmbeddingWriter, open_embeddings
 from laser.models.encoder import Encoder
-from laser.search.knn import BLOCK_ROWS, ApproximateSearch
-from laser.mining.mine import Neighbourhoods, corpus_vectors, retrieve, scan_corpus, write_pairs
+from laser.mining.corpus import corpus_vectors, scan_corpus
+from laser.mining.margins import Neighbourhoods
+from laser.mining.output import write_pairs
+from laser.mining.retrieval import retrieve
+from laser.search.approximate import ApproximateSearch
+from laser.search.exact import BLOCK_ROWS
 from laser.training.corpus import find_pair_files, read_pairs
 
 OUT = Path(__file__).resolve().parent / "out"

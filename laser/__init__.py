@@ -1,4 +1,10 @@
-"""laser: faithful, fast LASER sentence embeddings, similarity search and bitext mining."""
+"""laser: faithful, fast LASER sentence embeddings, similarity search and bitext mining.
+
+The package is laid out by stage: `text` (normalisation, tokenisation), `subwords` (BPE),
+`models` (checkpoints, encoders, the model registry and downloads), `io` (sentence and embedding
+files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
+`training` and `cli`.
+"""
 from .errors import LaserError
 from .version import __version__
 

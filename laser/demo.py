@@ -1,6 +1,7 @@
 """`make demo`: embed a small multilingual sample with `laser embed` and show cross-lingual neighbours."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .models.files import default_model_dir
+from .models.registry import shipped_model_dir
+from .models.resolve import MODEL_ENV
 
 OUTPUT_DIR = Path("demo-output")
 
@@ -42,10 +44,10 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
-    model = default_model_dir()
+    model = os.environ.get(MODEL_ENV) or shipped_model_dir()
     if model is None:
-        sys.exit("laser demo: no default model in this installation (models/default/ ships with "
-                 "the source checkout); set $LASER_MODEL to a model directory")
+        sys.exit("laser demo: no default model in this installation; set $LASER_MODEL to a "
+                 "model directory")
     print(f"model: {model}")
     OUTPUT_DIR.mkdir(exist_ok=True)
     sample = _sample()

@@ -1,23 +1,39 @@
 """Whole-file jobs, streamed in chunks: embed a text file, or write one of its preprocessing stages."""
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 from tqdm import tqdm
 
-from .io.embeddings import EmbeddingWriter
-from .models.encoder import Encoder
 from .errors import LaserError
-from .io.text import STDIN, atomic_text_output, batched, read_lines
+from .io.atomic import atomic_text_output, check_output_path
+from .io.embeddings import FORMATS, EmbeddingWriter
+from .io.sidecar import write_sidecar
+from .io.text import STDIN, batched, check_input, count_lines, read_lines
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .models.encoder import Encoder
 
 CHUNK_LINES = 10000
 STAGES = ("tok", "bpe")
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """How `embed_file` writes: language, `npy` or headerless `raw`, float16, progress bar on
+    stderr, and the provenance sidecar OUTPUT.json."""
+
+    lang: str
+    fmt: str = "npy"
+    fp16: bool = False
+    progress: bool = False
+    provenance: bool = True
+    chunk_lines: int = CHUNK_LINES
 
 
 @dataclass
@@ -35,65 +51,72 @@ class EmbedReport:
     bpe_backend: str
     max_tokens: int
     max_length: Optional[int]
+    seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
     sacremoses_version: str = metadata.version("sacremoses")
 
-
-def _count_lines(path: str) -> Optional[int]:
-    """Line count for the progress bar (None for stdin); a final line without newline counts."""
-    if path == STDIN:
-        return None
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 24), b""):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
+    def summary(self) -> str:
+        """One line for stderr: rows, shape, time and speed."""
+        rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
+        return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
+                f"in {self.seconds:.1f} s ({rate:,.0f} sentences/s)")
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:
     """A progress bar on stderr when it is a terminal and `show` is set."""
-    total = _count_lines(path) if show and os.path.isfile(path) else None
+    total = count_lines(path) if show else None
     return tqdm(total=total, unit=unit, disable=None if show else True, dynamic_ncols=True,
                 leave=False)
 
 
-def _check_input(path: str) -> None:
-    if path != STDIN and not os.path.isfile(path):
-        kind = "is a directory, not a text file" if os.path.isdir(path) else "no such file"
-        raise LaserError(f"{path}: {kind}")
-
-
-def embed_file(encoder: Encoder, input_path: str, output_path: str, lang: str,
-               fmt: str = "npy", fp16: bool = False, progress: bool = True,
-               provenance: bool = True) -> EmbedReport:
-    """Embed every line of `input_path` into `output_path`; one row per line, written atomically."""
-    _check_input(input_path)
-    dtype = np.float16 if fp16 else np.float32
-    with EmbeddingWriter(output_path, encoder.dim, fmt=fmt, dtype=dtype) as writer, \
-            _progress(input_path, progress) as bar:
-        for chunk in batched(read_lines(input_path), CHUNK_LINES):
-            writer.write(encoder.encode(chunk, lang))
+def _chunks(path: str, size: int, show: bool) -> Iterator[list[str]]:
+    """The lines of `path` in chunks of `size`, counted on a progress bar."""
+    with _progress(path, show) as bar:
+        for chunk in batched(read_lines(path), size):
+            yield chunk
             bar.update(len(chunk))
+
+
+def check_job(input_path: str, output_path: str) -> None:
+    """Refuse a bad input or an unwritable output before any work."""
+    check_input(input_path)
+    if output_path != STDIN:
+        check_output_path(output_path)
+
+
+def embed_file(encoder: Encoder, input_path: str, output_path: str,
+               options: EmbedOptions) -> EmbedReport:
+    """Embed every line of `input_path` into `output_path`; one row per line, written atomically."""
+    if options.fmt not in FORMATS:
+        raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
+    check_job(input_path, output_path)
+    started = time.perf_counter()
+    dtype = np.float16 if options.fp16 else np.float32
+    with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
+        for chunk in _chunks(input_path, options.chunk_lines, options.progress):
+            writer.write(encoder.encode(chunk, options.lang))
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
-        format=fmt, lang=lang, model_encoder=str(encoder.files.encoder.resolve()),
+        format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
         model_sha256=encoder.files.sha256(), bpe_backend=encoder.bpe.backend,
-        max_tokens=encoder.max_tokens, max_length=encoder.max_length)
-    if provenance:
-        _write_json(f"{output_path}.json", asdict(report))
+        max_tokens=encoder.max_tokens, max_length=encoder.max_length,
+        seconds=time.perf_counter() - started)
+    if options.provenance:
+        record = asdict(report)
+        del record["seconds"]
+        write_sidecar(output_path, record)
     return report
 
 
 def preprocess_file(encoder: Encoder, input_path: str, output_path: str, lang: str,
-                    stage: str, progress: bool = True) -> int:
+                    stage: str, progress: bool = False) -> int:
     """Write the tokenised (`tok`) or BPE (`bpe`) text of every line; returns the line count."""
     if stage not in STAGES:
         raise LaserError(f"unknown stage {stage!r}; choose tok or bpe")
-    _check_input(input_path)
+    check_job(input_path, output_path)
     lines = 0
-    with atomic_text_output(output_path) as out, _progress(input_path, progress) as bar:
-        for chunk in batched(read_lines(input_path), CHUNK_LINES):
+    with atomic_text_output(output_path) as out:
+        for chunk in _chunks(input_path, CHUNK_LINES, progress):
             processed = encoder.tokenize(chunk, lang)
             if stage == "bpe":
                 processed = encoder.apply_bpe(processed)
@@ -102,11 +125,4 @@ def preprocess_file(encoder: Encoder, input_path: str, output_path: str, lang: s
                                  f"for {len(chunk)}")
             out.writelines(line + "\n" for line in processed)
             lines += len(chunk)
-            bar.update(len(chunk))
     return lines
-
-
-def _write_json(path: str, data: dict) -> None:
-    with atomic_text_output(path) as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
-        f.write("\n")

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from laser.models.encoder import Encoder
-from laser.eval.evaluation import xsim_errors
-from laser.search.knn import Vectors
+from laser.eval.xsim import xsim_errors
+from laser.search.vectors import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
 
 

@@ -13,9 +13,11 @@ from click.testing import CliRunner
 from laser.models.bilstm import load_checkpoint
 from laser.cli import main
 from laser.models.encoder import Encoder
-from laser.eval.evaluation import xsim_errors
-from laser.search.knn import Vectors
-from laser.models.files import SHIPPED_MODEL_DIR, ModelFiles, resolve_model
+from laser.eval.xsim import xsim_errors
+from laser.search.vectors import Vectors
+from laser.models.files import ModelFiles
+from laser.models.registry import CHECKOUT_MODEL_DIR as SHIPPED_MODEL_DIR
+from laser.models.resolve import resolve_model
 
 from conftest import SHARED
 

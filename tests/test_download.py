@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from laser.models import files as model_files
+from laser.models import registry
 from laser.cli import main
 from laser.models.download import Expected, download_model, fetch
 from laser.errors import LaserError
-from laser.models.files import ModelFiles, resolve_model
+from laser.models.files import ModelFiles
+from laser.models.resolve import resolve_model
 from laser.models.registry import RECORD, load_manifest
 
 from conftest import PARITY, PARITY_MODEL
@@ -227,6 +228,8 @@ def test_connection_refused_and_timeout(server, home):
 
 
 def test_model_names_resolve_in_every_command(server, home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("Hello.\n")
     line = error_line(run("embed", "in.txt", "-o", "out.npy", "-l", "en", "-m", "93langs"))
     assert line == "laser: error: 93langs: model not downloaded; run `laser download 93langs` first"
     assert run("download", "93langs", "laser3-wol_Latn", "-q", "--base-url",
@@ -244,23 +247,23 @@ def test_model_names_resolve_in_every_command(server, home, tmp_path, monkeypatc
     line = error_line(run("knn", "build", PARITY / "inputs" / "de.txt", "-o", tmp_path / "x.index",
                           "-m", "laser3-wol_Latn", "--lang", "de"))
     assert "laser3-wol_Latn: LASER3 models use SentencePiece, which this version cannot" in line
-    assert "did you mean 93langs" in error_line(run("preprocess", "x", "-l", "en", "-m", "93lang"))
+    assert "did you mean 93langs" in error_line(run("preprocess", "in.txt", "-l", "en", "-m", "93lang"))
     (home / "93langs" / "93langs.fvocab").unlink()
     with pytest.raises(LaserError, match="incomplete .* run `laser download 93langs` again"):
         resolve_model("93langs")
 
 
 def test_default_is_the_shipped_model(home, monkeypatch, tmp_path):
-    monkeypatch.setattr(model_files, "SHIPPED_MODEL_DIR", PARITY_MODEL)
+    monkeypatch.setattr(registry, "SHIPPED_MODEL_DIRS", (PARITY_MODEL,))
     assert resolve_model("default") == ModelFiles.from_dir(PARITY_MODEL)
     assert resolve_model(str(PARITY_MODEL)) == ModelFiles.from_dir(PARITY_MODEL)  # paths still work
-    monkeypatch.setattr(model_files, "SHIPPED_MODEL_DIR", tmp_path / "none")
+    monkeypatch.setattr(registry, "SHIPPED_MODEL_DIRS", (tmp_path / "none",))
     with pytest.raises(LaserError, match="ships no default model"):
         resolve_model("default")
 
 
 def test_models_lists_status_size_and_path(server, home, monkeypatch):
-    monkeypatch.setattr(model_files, "SHIPPED_MODEL_DIR", PARITY_MODEL)
+    monkeypatch.setattr(registry, "SHIPPED_MODEL_DIRS", (PARITY_MODEL,))
     download_model("93langs", base_url=server.url, progress=False)
     result = run("models")
     assert result.exit_code == 0, result.output

@@ -8,8 +8,9 @@ import torch
 from laser.models.bilstm import length_sorted_batches, load_checkpoint
 from laser.models.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
-from laser.models import files as model_files
-from laser.models.files import ModelFiles, resolve_model
+from laser.models import registry
+from laser.models.files import ModelFiles
+from laser.models.resolve import resolve_model
 
 from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, fixture_language, read_fixture_lines
 
@@ -124,8 +125,8 @@ def test_model_directory_resolution(tmp_path, monkeypatch):
     with pytest.raises(LaserError, match="no \\*.pt file"):
         ModelFiles.from_dir(tmp_path)
     monkeypatch.delenv("LASER_MODEL", raising=False)
-    monkeypatch.setattr(model_files, "SHIPPED_MODEL_DIR", tmp_path / "not-shipped")
-    with pytest.raises(LaserError, match="no model given"):
+    monkeypatch.setattr(registry, "SHIPPED_MODEL_DIRS", (tmp_path / "not-shipped",))
+    with pytest.raises(LaserError, match="ships no default model"):
         resolve_model()
     monkeypatch.setenv("LASER_MODEL", str(PARITY_MODEL))
     assert resolve_model() == files

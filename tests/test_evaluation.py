@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from laser.cli import main
-from laser.eval.evaluation import (best_threshold, bucc_evaluate, precision_recall, xsim_errors,
-                              xsim_matrix)
-from laser.search.knn import Vectors
-from laser.mining.mine import MARGINS
+from laser.eval.bucc import best_threshold, bucc_evaluate, precision_recall
+from laser.eval.xsim import xsim_errors, xsim_matrix
+from laser.search.vectors import Vectors
+from laser.mining.margins import MARGINS
 
 from conftest import PARITY, ROOT
 

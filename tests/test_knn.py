@@ -7,8 +7,10 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.search.knn import (IndexMeta, Neighbours, Vectors, build_index, check_queries, exact_knn,
-                       load_index, rescored, save_index, search)
+from laser.search.approximate import rescored
+from laser.search.exact import exact_knn
+from laser.search.index import IndexMeta, build_index, check_queries, load_index, save_index, search
+from laser.search.vectors import Neighbours, Vectors
 
 from conftest import PARITY, PARITY_MODEL
 

@@ -7,8 +7,11 @@ import pytest
 from click.testing import CliRunner
 
 from laser.cli import main
-from laser.mining.mine import (MARGINS, RETRIEVALS, corpus_vectors, mine, scan_corpus,
-                          write_pairs)
+from laser.mining.corpus import corpus_vectors, scan_corpus
+from laser.mining.margins import MARGINS
+from laser.mining.mine import MineOptions, mine
+from laser.mining.output import write_pairs
+from laser.mining.retrieval import RETRIEVALS
 
 from conftest import PARITY, PARITY_MODEL as MODEL
 
@@ -107,7 +110,7 @@ def run_ours(directory, src_lines, trg_lines, x, y, mode, k, kind, retrieval, th
     src, trg = scan_corpus(src_txt, unify), scan_corpus(trg_txt, unify)
     x = corpus_vectors(src, np.load(src_npy), src_npy)
     y = corpus_vectors(trg, np.load(trg_npy), trg_npy)
-    pairs = mine(src, trg, x, y, mode, k, kind, retrieval, threshold)
+    pairs = mine(src, trg, x, y, MineOptions(mode, k, kind, retrieval, threshold))
     write_pairs(str(directory / "out"), pairs, src, trg, fmt, mode)
     return (directory / "out").read_text(encoding="utf-8").splitlines()
 
@@ -277,7 +280,7 @@ def test_final_line_without_newline_keeps_its_last_character_and_unifies(tmp_pat
     ("lines", "src.txt has 6 lines but .*src.npy holds 7 embeddings"),
     ("dim", "src.npy has dimension 16 but .*trg.npy has 8"),
     ("empty", "trg.txt: empty corpus"),
-    ("raw", "src.raw: size .* is not a multiple of 1024 x 4 bytes"),
+    ("raw", "src.raw: raw embeddings without a src.raw.json sidecar: pass their dimension with --dim"),
     ("stdin", "pass a file, not '-'"),
 ])
 def test_bad_input_is_one_clear_error_and_no_output(tmp_path, problem, message):

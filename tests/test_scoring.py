@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.search.knn import Vectors
+from laser.search.vectors import Vectors
 from laser.mining.scoring import Histogram, score_bitext
 
 from conftest import PARITY

@@ -1,7 +1,10 @@
 """The command group and what every command shares: clean one-line errors on stderr."""
 from __future__ import annotations
 
+import functools
 import sys
+import warnings
+from typing import Callable
 
 import click
 
@@ -14,7 +17,9 @@ class LaserGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.showwarning = _one_line_warning
+                return super().invoke(ctx)
         except LaserError as error:
             click.echo(f"laser: error: {error}", err=True)
             sys.exit(1)
@@ -23,6 +28,11 @@ class LaserGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("laser: interrupted", err=True)
             sys.exit(130)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach users as one line, without Python's source location."""
+    click.echo(f"laser: warning: {message}", err=True)
 
 
 @click.group(cls=LaserGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,11 +65,30 @@ def model_options(command):
     return command
 
 
+MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "max_tokens", "max_length", "device",
+              "bpe_backend")
+
+
+def split_model_options(options: dict) -> dict:
+    """Take the values of `model_options` out of a command's keyword arguments."""
+    return {key: options.pop(key) for key in MODEL_KEYS}
+
+
 def load_encoder(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, device,
                  bpe_backend):
     """An Encoder from the values of `model_options`."""
     from ..models.encoder import Encoder
-    from ..models.files import resolve_model
+    from ..models.resolve import resolve_model
     files = resolve_model(model, encoder, bpe_codes, bpe_vocab)
     return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
                    bpe_backend=bpe_backend)
+
+
+def encoder_loader(model: dict) -> Callable:
+    """The model of `model_options`, loaded on first use only."""
+    return functools.cache(lambda: load_encoder(**model))
+
+
+def examples(*lines: str) -> str:
+    """A help epilog of example command lines, printed as written."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)

@@ -3,40 +3,44 @@ from __future__ import annotations
 
 import click
 
-from .common import load_encoder, main, model_options
-
-MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "max_tokens", "max_length", "device",
-              "bpe_backend")
+from .common import examples, load_encoder, main, model_options, split_model_options
 
 
-def _split_model_options(options: dict) -> dict:
-    return {key: options.pop(key) for key in MODEL_KEYS}
-
-
-@main.command()
+@main.command(epilog=examples(
+    "laser embed sentences.de -o sentences.npy --lang de",
+    "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
+    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw).")
-@click.option("--lang", "-l", required=True, help="Language code: ISO 639-1 or 639-3 (en, eng, zh, cmn...).")
+@click.option("--lang", "-l", required=True,
+              help="Language code: ISO 639-1 or 639-3 (en, eng, zh, cmn...).")
 @model_options
 @click.option("--fp16", is_flag=True, help="Store float16 instead of float32.")
-@click.option("--format", "fmt", type=click.Choice(["npy", "raw"]), default="npy", show_default=True,
-              help="raw: headerless row-major floats, the layout of the official tools.")
+@click.option("--format", "fmt", type=click.Choice(["npy", "raw"]), default="npy",
+              show_default=True, help="raw: headerless row-major floats, the layout of the "
+                                      "official tools.")
 @click.option("--provenance/--no-provenance", default=True, show_default=True,
-              help="Write OUTPUT.json with the model's sha256, language and options.")
+              help="Write OUTPUT.json with the model's sha256, language, shape and options.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
-    """Embed each line of INPUT ('-' for stdin): exactly one row per line."""
-    from ..pipeline import embed_file
-    encoder = load_encoder(**_split_model_options(options))
-    report = embed_file(encoder, input_path, output, lang, fmt=fmt, fp16=fp16,
-                        progress=not quiet, provenance=provenance)
+    """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
+
+    Rows are not unit length; normalise them for cosine similarity (the search and mining
+    commands do).
+    """
+    from ..pipeline import EmbedOptions, check_job, embed_file
+    check_job(input_path, output)
+    encoder = load_encoder(**split_model_options(options))
+    report = embed_file(encoder, input_path, output,
+                        EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance))
     if not quiet:
-        click.echo(f"wrote {report.rows} x {report.dim} {report.dtype} embeddings to {output}",
-                   err=True)
+        click.echo(report.summary(), err=True)
 
 
-@main.command()
+@main.command(epilog=examples(
+    "laser preprocess sentences.ja --lang ja --stage tok",
+    "laser preprocess sentences.de --lang de -o sentences.bpe"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", default="-", show_default=True, type=click.Path(allow_dash=True),
               help="Output text file ('-' for stdout).")
@@ -47,6 +51,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def preprocess(input_path, output, lang, stage, quiet, **options):
     """Write INPUT after LASER's tokenisation or BPE, line for line."""
-    from ..pipeline import preprocess_file
-    encoder = load_encoder(**_split_model_options(options))
+    from ..pipeline import check_job, preprocess_file
+    check_job(input_path, output)
+    encoder = load_encoder(**split_model_options(options))
     preprocess_file(encoder, input_path, output, lang, stage, progress=not quiet and output != "-")

@@ -8,12 +8,10 @@ import click
 import numpy as np
 
 from ..errors import LaserError
-from ..eval.evaluation import Embedder, bucc_evaluate, tatoeba_errors, xsim_matrix
-from ..search.knn import Vectors
-from ..mining.mine import MARGINS
-from ..io.text import atomic_text_output, read_lines
-from .common import main, model_options
-from .knn import dim_option, encoder_loader, fp16_option, open_input_embeddings, sentence_embeddings
+from ..eval.xsim import Embedder
+from ..mining.margins import MARGINS
+from .common import encoder_loader, examples, main, model_options
+from .options import dim_option, fp16_option
 
 margins_option = click.option("--margin", "kinds", type=click.Choice(MARGINS), multiple=True,
                               default=("absolute", "ratio"), show_default=True,
@@ -27,12 +25,13 @@ embeddings_dir_option = click.option(
 
 def _embedder(embeddings_dir: Optional[str], model: dict) -> Embedder:
     """Embeddings of a task's text file: DIR/NAME.npy, or made with the model."""
+    from ..search.inputs import EmbeddingSource, sentence_embeddings
     encoder = encoder_loader(model)
 
     def embed(text: str, lang: str):
         precomputed = (os.path.join(embeddings_dir, os.path.basename(text) + ".npy")
                        if embeddings_dir else None)
-        return sentence_embeddings(text, precomputed, lang, None, False, encoder, None)
+        return sentence_embeddings(EmbeddingSource(text, precomputed, lang), encoder)
     return embed
 
 
@@ -45,7 +44,9 @@ def evaluate() -> None:
     """Similarity search error (xsim, Tatoeba) and BUCC mining F1."""
 
 
-@evaluate.command()
+@evaluate.command(epilog=examples(
+    "laser eval xsim de.npy en.npy",
+    "laser eval xsim de.npy fr.npy en.npy --names de,fr,en --margin ratio"))
 @click.argument("embeddings", nargs=-1, required=True)
 @click.option("--names", help="Comma-separated names of the sets (default: file names).")
 @click.option("--texts", multiple=True,
@@ -58,12 +59,16 @@ def evaluate() -> None:
 def xsim(embeddings, names, texts, kinds, k, dim, fp16):
     """xsim error (%) between aligned EMBEDDINGS files (row i of each translates row i): both
     directions for two files, the N x N matrix for more (row searched in column)."""
+    from ..eval.xsim import xsim_matrix
+    from ..io.embeddings import open_embeddings
+    from ..io.text import read_lines
+    from ..search.vectors import Vectors
     if len(embeddings) < 2:
         raise LaserError("xsim needs at least two embedding files")
     labels = names.split(",") if names else [os.path.basename(path) for path in embeddings]
     if len(labels) != len(embeddings) or (texts and len(texts) != len(embeddings)):
         raise LaserError("give one name (and one --texts file) per embedding file")
-    sets = [Vectors(open_input_embeddings(path, dim, fp16), name=path) for path in embeddings]
+    sets = [Vectors(open_embeddings(path, dim, fp16), name=path) for path in embeddings]
     sentences = [list(read_lines(path)) for path in texts] if texts else None
     width = max(8, *(len(label) for label in labels))
     for kind in kinds:
@@ -75,7 +80,9 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
         click.echo(f"average {_percent(float(np.nanmean(matrix)))}")
 
 
-@evaluate.command()
+@evaluate.command(epilog=examples(
+    "laser eval tatoeba tatoeba/v1 --model 93langs",
+    "laser eval tatoeba tatoeba/v1 --embeddings-dir embeddings/"))
 @click.argument("directory")
 @embeddings_dir_option
 @margins_option
@@ -83,6 +90,7 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
 @model_options
 def tatoeba(directory, embeddings_dir, kinds, k, **model):
     """xsim error (%) of every tatoeba.xxx-eng.xxx / .eng pair in DIRECTORY, both directions."""
+    from ..eval.tatoeba import tatoeba_errors
     rows = tatoeba_errors(directory, _embedder(embeddings_dir, model), kinds, k)
     click.echo("lang\tmargin\txxx->eng\teng->xxx")
     for lang, kind, forward, backward in rows:
@@ -93,7 +101,9 @@ def tatoeba(directory, embeddings_dir, kinds, k, **model):
                    f"{_percent(chosen[:, 1].mean())}")
 
 
-@evaluate.command()
+@evaluate.command(epilog=examples(
+    "laser eval bucc bucc2018 --pair de-en --model 93langs",
+    "laser eval bucc bucc2018 --pair fr-en --test-split test --extracted fr-en.pairs"))
 @click.argument("directory")
 @click.option("--pair", required=True, help="Language pair as in the file names, e.g. de-en.")
 @click.option("--train-split", default="training", show_default=True,
@@ -106,6 +116,8 @@ def tatoeba(directory, embeddings_dir, kinds, k, **model):
 @model_options
 def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, **model):
     """BUCC mining F1 on the official layout DIRECTORY/PAIR/PAIR.SPLIT.{xx,en,gold}."""
+    from ..eval.bucc import bucc_evaluate
+    from ..io.atomic import atomic_text_output
     report = bucc_evaluate(directory, pair, _embedder(embeddings_dir, model), train_split,
                            test_split, k)
     click.echo(f"threshold\t{report.threshold:.6f}")

@@ -4,9 +4,12 @@ from __future__ import annotations
 import click
 
 from ..errors import LaserError
-from ..mining.mine import MARGINS, MODES, OUTPUT_FORMATS, RETRIEVALS, mine, scan_corpus, write_pairs
-from .common import main, model_options
-from .knn import approximate_options, bitext_inputs, bitext_vectors
+from ..mining.margins import MARGINS
+from ..mining.mine import MODES
+from ..mining.output import OUTPUT_FORMATS
+from ..mining.retrieval import RETRIEVALS
+from .common import encoder_loader, examples, main, model_options
+from .options import approximate_options, bitext_inputs
 
 
 def _warn(message: str) -> None:
@@ -17,16 +20,18 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
                    encoding: str) -> None:
     if encoding.lower().replace("-", "") != "utf8":
         raise LaserError(f"--encoding {encoding}: only UTF-8 is supported")
-    if candidates and mode != "mine":
-        raise LaserError("--candidates goes with --mode mine")
     if mode == "mine" and threshold and (retrieval != "max" or candidates):
         _warn("--threshold is applied only to the pairs of --retrieval max, "
               "as in the official tool")
 
 
-@main.command("mine")
+@main.command("mine", epilog=examples(
+    "laser mine de.txt en.txt --src-lang de --trg-lang en -o mined.tsv --threshold 1.04",
+    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy -o mined.tsv",
+    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy "
+    "--index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
 @bitext_inputs
-@click.option("--mode", type=click.Choice(MODES), required=True,
+@click.option("--mode", type=click.Choice(MODES), default="mine", show_default=True,
               help="search: best target of each source line; score: margin of line i with line "
                    "i; mine: parallel pairs.")
 @click.option("-k", "--neighborhood", "k", type=click.IntRange(min=1), default=4, show_default=True,
@@ -37,7 +42,8 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
               help="fwd: best target of each source; bwd: best source of each target; "
                    "intersect: pairs found both ways; max: best-first union of both.")
 @click.option("--threshold", type=float, default=0.0, show_default=True,
-              help="Keep pairs scoring above this (--retrieval max only, as officially).")
+              help="Keep pairs scoring above this (--retrieval max only, as officially). "
+                   "docs/search-and-mining.md gives calibrated values per model.")
 @click.option("--unify", is_flag=True, help="Merge identical lines before searching.")
 @click.option("--output", "-o", required=True, help="Output file ('-' for stdout).")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="tsv",
@@ -56,19 +62,27 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @click.option("--gpu", is_flag=True, hidden=True, help="Accepted for compatibility; ignored.")
 @click.option("--verbose", is_flag=True, help="Progress bars and counts on stderr.")
 @model_options
-def mine_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang, dim,
-                 fp16, mode, k, margin, retrieval, threshold, unify, output, output_format,
+def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
                  candidates, approximate, legacy_line_map, encoding, gpu, verbose, **model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does."""
+    from ..io.atomic import check_output_path
+    from ..mining.corpus import scan_corpus
+    from ..mining.inputs import bitext_vectors
+    from ..mining.mine import MineOptions, mine
+    from ..mining.output import write_pairs
+    from ..search.inputs import work_dir
     _check_options(mode, retrieval, threshold, candidates, encoding)
-    src = scan_corpus(src_path, unify, legacy_line_map)
-    trg = scan_corpus(trg_path, unify, legacy_line_map)
-    with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
-                        model, output) as (x, y):
-        pairs = mine(src, trg, x, y, mode, k, margin, retrieval, threshold, candidates,
-                     approximate, progress=verbose)
-    write_pairs(output, pairs, src, trg, output_format, mode)
+    options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
+    if output != "-":
+        check_output_path(output)
+    src_corpus = scan_corpus(src.text, unify, legacy_line_map)
+    trg_corpus = scan_corpus(trg.text, unify, legacy_line_map)
+    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),
+                        work_dir(output)) as (x, y):
+        pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose)
+    write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode)
     if verbose:
-        click.echo(f" - {src_path}: {src.lines} lines, {src.sentences} sentences searched; "
-                   f"{trg_path}: {trg.lines} lines, {trg.sentences} sentences searched", err=True)
+        click.echo(f" - {src.text}: {src_corpus.lines} lines, {src_corpus.sentences} sentences "
+                   f"searched; {trg.text}: {trg_corpus.lines} lines, {trg_corpus.sentences} "
+                   "sentences searched", err=True)
         click.echo(f" - wrote {len(pairs)} lines to {output}", err=True)

@@ -5,10 +5,13 @@ from typing import Optional
 
 import click
 
-from .common import main
+from .common import examples, main
 
 
-@main.command()
+@main.command(epilog=examples(
+    "laser download 93langs",
+    "laser download laser2 --base-url http://mirror.example.org/laser",
+    "LASER_HOME=/data/laser laser download 93langs -q"))
 @click.argument("names", metavar="NAME...", nargs=-1, required=True)
 @click.option("--base-url", metavar="URL", envvar="LASER_DOWNLOAD_URL", show_envvar=True,
               help="Mirror with the layout of https://dl.fbaipublicfiles.com to download from.")
@@ -22,7 +25,7 @@ def download(names, base_url, quiet):
             click.echo(f"{name}: ready in {directory}", err=True)
 
 
-@main.command()
+@main.command(epilog=examples("laser models", "LASER_HOME=/data/laser laser models"))
 def models():
     """List the shipped default and the official models: downloaded or not, size and path."""
     from ..models.registry import available_models, laser_home

@@ -6,15 +6,16 @@ from pathlib import Path
 import click
 
 from ..errors import LaserError
-from ..search.knn import replace_atomically
-from ..mining.mine import MARGINS, scan_corpus
-from ..mining.scoring import METHODS, Histogram, score_bitext, write_scores
-from ..io.text import atomic_text_output
-from .common import main, model_options
-from .knn import approximate_options, bitext_inputs, bitext_vectors, quiet_option
+from ..mining.margins import MARGINS
+from ..mining.scoring import METHODS
+from .common import encoder_loader, examples, main, model_options
+from .options import approximate_options, bitext_inputs, quiet_option
 
 
-@main.command("score")
+@main.command("score", epilog=examples(
+    "laser score corpus.de corpus.en --src-lang de --trg-lang en -o scores.txt",
+    "laser score corpus.de corpus.en --src-embeddings de.npy --trg-embeddings en.npy "
+    "--method cosine --with-text -o scored.tsv --png histogram.png"))
 @bitext_inputs
 @click.option("--method", type=click.Choice(METHODS), default="margin", show_default=True,
               help="cosine; margin (the official score mode); csls.")
@@ -32,19 +33,26 @@ from .knn import approximate_options, bitext_inputs, bitext_vectors, quiet_optio
               help="Histogram bins.")
 @model_options
 @quiet_option
-def score_command(src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang, dim,
-                  fp16, method, kind, k, approximate, output, with_text, histogram_path,
+def score_command(src, trg, method, kind, k, approximate, output, with_text, histogram_path,
                   png_path, bins, quiet, **model):
     """Score every line pair of the aligned files SRC and TRG."""
-    src, trg = scan_corpus(src_path), scan_corpus(trg_path)
-    if src.lines != trg.lines:
-        raise LaserError(f"{src_path} has {src.lines} lines but {trg_path} has {trg.lines}: "
-                         "a bitext must be line-aligned")
-    with bitext_vectors(src, trg, src_embeddings, trg_embeddings, src_lang, trg_lang, dim, fp16,
-                        model, output) as (x, y):
+    from ..io.atomic import atomic_text_output, check_output_path, replace_atomically
+    from ..mining.corpus import scan_corpus
+    from ..mining.inputs import bitext_vectors
+    from ..mining.scoring import Histogram, score_bitext, write_scores
+    from ..search.inputs import work_dir
+    for path in (output, histogram_path, png_path):
+        if path and path != "-":
+            check_output_path(path)
+    src_corpus, trg_corpus = scan_corpus(src.text), scan_corpus(trg.text)
+    if src_corpus.lines != trg_corpus.lines:
+        raise LaserError(f"{src.text} has {src_corpus.lines} lines but {trg.text} has "
+                         f"{trg_corpus.lines}: a bitext must be line-aligned")
+    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),
+                        work_dir(output)) as (x, y):
         scores = score_bitext(x, y, method, k, kind, approximate, progress=not quiet)
     histogram = Histogram.of(scores, bins)
-    write_scores(output, scores, src_path if with_text else None, trg_path if with_text else None)
+    write_scores(output, scores, src.text if with_text else None, trg.text if with_text else None)
     if histogram_path:
         with atomic_text_output(histogram_path) as out:
             out.write(histogram.text())

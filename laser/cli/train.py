@@ -6,12 +6,15 @@ from pathlib import Path
 import click
 
 from ..training.config import BPEConfig, TrainConfig
-from .common import main
+from .common import examples, main
 
 DIR = click.Path(file_okay=False, path_type=Path)
 
 
-@main.command()
+@main.command(epilog=examples(
+    "laser train corpus/ -o my-model --work-dir work",
+    "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
+    "laser train corpus/ -o small --work-dir w --languages fra,deu,spa --merges 8000"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")

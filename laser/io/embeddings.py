@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import ast
 import os
-import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO, Optional
 
 import numpy as np
 
 from ..errors import LaserError
+from .atomic import atomic_path, check_output_path
+from .sidecar import read_sidecar
 
+FORMATS = ("npy", "raw")
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
 # The header is written before the row count is known and patched at the end, so it
 # gets a fixed size that holds any shape (numpy pads headers with spaces the same way).
@@ -28,31 +31,29 @@ def _npy_header(dtype: np.dtype, rows: int, dim: int) -> bytes:
 class EmbeddingWriter:
     """Appends rows to an `.npy` or raw file through a temp file that is renamed on success.
 
-    Use as a context manager: on an exception the temp file is removed and an existing
-    output file is left untouched.
+    Use as a context manager: on an exception (or a terminating signal) the temp file is
+    removed and an existing output file is left untouched.
     """
 
     def __init__(self, path: str | os.PathLike, dim: int, fmt: str = "npy",
                  dtype: np.dtype = np.float32):
-        if fmt not in ("npy", "raw"):
+        if fmt not in FORMATS:
             raise LaserError(f"unknown output format {fmt!r}; choose npy or raw")
-        self.path = Path(path)
+        self.path = check_output_path(path)
         self.dim = dim
         self.fmt = fmt
         self.dtype = np.dtype(dtype).newbyteorder("<")
         self.rows = 0
+        self._stack = ExitStack()
         self._file: Optional[BinaryIO] = None
-        self._tmp_name: Optional[str] = None
 
     def __enter__(self) -> "EmbeddingWriter":
-        directory = self.path.parent if str(self.path.parent) else Path(".")
-        if not directory.is_dir():
-            raise LaserError(f"{self.path}: output directory does not exist")
-        fd, self._tmp_name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                              dir=directory)
-        self._file = os.fdopen(fd, "wb")
-        if self.fmt == "npy":
-            self._file.write(_npy_header(self.dtype, 0, self.dim))
+        with ExitStack() as stack:
+            tmp = stack.enter_context(atomic_path(self.path))
+            self._file = stack.enter_context(open(tmp, "wb"))
+            if self.fmt == "npy":
+                self._file.write(_npy_header(self.dtype, 0, self.dim))
+            self._stack = stack.pop_all()
         return self
 
     def write(self, rows: np.ndarray) -> None:
@@ -62,17 +63,10 @@ class EmbeddingWriter:
         self.rows += rows.shape[0]
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        try:
-            if exc_type is None and self.fmt == "npy":
-                self._file.seek(0)
-                self._file.write(_npy_header(self.dtype, self.rows, self.dim))
-            self._file.close()
-            if exc_type is None:
-                os.chmod(self._tmp_name, 0o644)
-                os.replace(self._tmp_name, self.path)
-        finally:
-            if os.path.exists(self._tmp_name):
-                os.unlink(self._tmp_name)
+        if exc_type is None and self.fmt == "npy":
+            self._file.seek(0)
+            self._file.write(_npy_header(self.dtype, self.rows, self.dim))
+        self._stack.__exit__(exc_type, exc, tb)
 
 
 def _read_npy_header(path: Path) -> tuple[np.dtype, tuple[int, ...], int]:
@@ -89,7 +83,8 @@ def _read_npy_header(path: Path) -> tuple[np.dtype, tuple[int, ...], int]:
 
 def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
                     fp16: bool = False) -> np.ndarray:
-    """Memory-map an embedding matrix: `.npy` (shape from its header) or raw LASER layout (needs `dim`)."""
+    """Memory-map an embedding matrix: `.npy` (shape from its header) or the raw LASER layout
+    (dimension and float16 from `dim`/`fp16`, else from the provenance sidecar)."""
     path = Path(path)
     if not path.is_file():
         raise LaserError(f"{path}: no such embedding file")
@@ -104,8 +99,8 @@ def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
         if shape[0] == 0:
             return np.zeros(shape, dtype=dtype)
         return np.load(path, mmap_mode="r")
-    if dim is None:
-        raise LaserError(f"{path}: raw embedding file: pass its dimension (--dim)")
+    dim = dim or raw_dimension(path)
+    fp16 = fp16 or read_sidecar(path).get("dtype") == "float16"
     dtype = np.dtype(np.float16 if fp16 else np.float32)
     size = path.stat().st_size
     row_bytes = dim * dtype.itemsize
@@ -115,3 +110,13 @@ def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
     if size == 0:
         return np.zeros((0, dim), dtype=dtype)
     return np.memmap(path, dtype=dtype, mode="r", shape=(size // row_bytes, dim))
+
+
+def raw_dimension(path: str | os.PathLike) -> int:
+    """The dimension of a headerless file, as its provenance sidecar records it."""
+    recorded = read_sidecar(path).get("dim")
+    if isinstance(recorded, int) and recorded > 0:
+        return recorded
+    raise LaserError(f"{path}: raw embeddings without a {Path(path).name}.json sidecar: pass their "
+                     "dimension with --dim (1024 for the official LASER models, 640 for the "
+                     "shipped default)")

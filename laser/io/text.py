@@ -1,12 +1,13 @@
-"""Reading sentence files line by line (validated, streamed) and writing text atomically."""
+"""Sentence files: read line by line (validated, streamed), counted, and looked up by line number."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
-import tempfile
 from contextlib import contextmanager
-from pathlib import Path
-from typing import BinaryIO, Iterator, TextIO
+from typing import BinaryIO, Iterator, Optional
+
+import numpy as np
 
 from ..errors import LaserError, located
 
@@ -60,22 +61,48 @@ def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-@contextmanager
-def atomic_text_output(path: str) -> Iterator[TextIO]:
-    """A text file that appears at `path` only when the block succeeds ('-' writes to stdout)."""
+def check_input(path: str) -> None:
+    """Refuse a missing, unreadable or directory input before any work (pipes and FIFOs are fine)."""
     if path == STDIN:
-        yield sys.stdout
-        sys.stdout.flush()
         return
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise LaserError(f"{path}: output directory does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            yield f
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise LaserError(f"{path}: no such file") from None
+    except PermissionError:
+        raise LaserError(f"{path}: permission denied") from None
+    if stat.S_ISDIR(mode):
+        raise LaserError(f"{path}: is a directory, not a text file")
+    if not os.access(path, os.R_OK):
+        raise LaserError(f"{path}: permission denied")
+
+
+def is_regular_file(path: str) -> bool:
+    """A file that can be read twice (not stdin, a pipe or a FIFO)."""
+    return path != STDIN and os.path.isfile(path)
+
+
+def count_lines(path: str) -> Optional[int]:
+    """Lines as `read_lines` splits them (a final line without newline counts), read in blocks;
+    None for stdin, pipes and FIFOs, which cannot be read twice."""
+    if not is_regular_file(path):
+        return None
+    count, last = 0, b"\n"
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+def line_texts(path: str, lines: np.ndarray) -> dict[int, str]:
+    """The text of the given (0-based) lines of a file, read in one streamed pass."""
+    wanted = np.zeros(int(lines.max()) + 1 if len(lines) else 0, dtype=bool)
+    wanted[lines] = True
+    texts = {}
+    for number, text in enumerate(read_lines(path)):
+        if number >= len(wanted):
+            break
+        if wanted[number]:
+            texts[number] = text
+    return texts

@@ -9,9 +9,12 @@ from typing import Optional
 import numpy as np
 
 from ..errors import LaserError
-from ..search.knn import ApproximateSearch, Vectors
-from .mine import Neighbourhoods, aligned_similarities, margin
-from ..io.text import atomic_text_output, read_lines
+from ..search.approximate import ApproximateSearch
+from ..search.vectors import Vectors
+from .margins import Neighbourhoods, margin
+from .mine import aligned_similarities
+from ..io.atomic import atomic_text_output
+from ..io.text import read_lines
 
 METHODS = ("cosine", "margin", "csls")
 

@@ -172,3 +172,17 @@ def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch
     for row, sequence in enumerate(sequences):
         tokens[row, :len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
     return tokens, lengths
+
+
+def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device: torch.device,
+                    max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
+    """The one batched inference loop: id sequences embedded in length-sorted batches, rows
+    returned as float32 in input order."""
+    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
+    lengths = [len(sequence) for sequence in sequences]
+    with torch.inference_mode():
+        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+            tokens, batch_lengths = pad_batch([sequences[i] for i in batch])
+            embeddings = model(tokens.to(device), batch_lengths.to(device))
+            output[batch] = embeddings.float().cpu().numpy()
+    return output

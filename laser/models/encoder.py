@@ -7,11 +7,11 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 
-from .bilstm import (EOS, BiLSTMEncoder, length_sorted_batches, load_checkpoint, pad_batch,
-                     sentence_ids)
+from .bilstm import EOS, BiLSTMEncoder, embed_sequences, load_checkpoint, sentence_ids
 from ..subwords.fastbpe import BPE
 from ..errors import LaserError
-from .files import ModelFiles, resolve_model
+from .files import ModelFiles
+from .resolve import resolve_model
 from ..text.tokenizer import Tokenizer
 
 DEFAULT_MAX_TOKENS = 12000
@@ -79,24 +79,17 @@ class Encoder:
             sequences = self._truncate(sequences)
         return self.encode_ids(sequences)
 
-    @torch.inference_mode()
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Embed id sequences (each ending in </s>), batched by length, rows in input order."""
-        output = np.empty((len(sequences), self.dim), dtype=np.float32)
-        lengths = [len(sequence) for sequence in sequences]
-        for batch in length_sorted_batches(lengths, self.max_tokens, self.max_sentences):
-            tokens, batch_lengths = pad_batch([sequences[i] for i in batch])
-            embeddings = self.model(tokens.to(self.device), batch_lengths.to(self.device))
-            output[batch] = embeddings.float().cpu().numpy()
-        return output
+        return embed_sequences(self.model, sequences, self.device, self.max_tokens,
+                               self.max_sentences)
 
     def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
         """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
+        if not isinstance(lang, str) or not lang.strip():
+            raise LaserError(f"lang must be a language code such as 'en' or 'deu', not {lang!r}")
         single = isinstance(sentences, str)
-        batch = [sentences] if single else list(sentences)
-        for sentence in batch:
-            if "\n" in sentence:
-                raise LaserError("a sentence may not contain a line break; split it first")
+        batch = [sentences] if single else _sentence_list(sentences)
         embeddings = self.encode_bpe(self.apply_bpe(self.tokenize(batch, lang)))
         return embeddings[0] if single else embeddings
 
@@ -108,6 +101,21 @@ class Encoder:
                           TruncationWarning, stacklevel=3)
         return [sequence[:limit] + [EOS] if len(sequence) - 1 > limit else sequence
                 for sequence in sequences]
+
+
+def _sentence_list(sentences: Sequence[str]) -> list[str]:
+    """The sentences as a list, refusing anything but strings without line breaks."""
+    try:
+        batch = list(sentences)
+    except TypeError:
+        raise LaserError(f"sentences must be a string or a list of strings, not "
+                         f"{type(sentences).__name__}") from None
+    for position, sentence in enumerate(batch):
+        if not isinstance(sentence, str):
+            raise LaserError(f"sentence {position} is a {type(sentence).__name__}, not a string")
+        if "\n" in sentence:
+            raise LaserError(f"sentence {position} contains a line break; split it first")
+    return batch
 
 
 def check_device(name: str) -> torch.device:

@@ -4,18 +4,22 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 from urllib.parse import urlsplit
 
-from . import files as model_files
 from ..errors import LaserError
+from ..io.atomic import atomic_text_output
 
 HOME_ENV = "LASER_HOME"
 MIRROR_ENV = "LASER_DOWNLOAD_URL"
+# The default model: inside the package of an installed wheel or sdist (setup.py copies it
+# there from the repository's models/default, its one source), else in a checkout's models/.
+PACKAGED_MODEL_DIR = Path(__file__).resolve().parent / "default"
+CHECKOUT_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "default"
+SHIPPED_MODEL_DIRS = (PACKAGED_MODEL_DIR, CHECKOUT_MODEL_DIR)
 MANIFEST = Path(__file__).resolve().parents[1] / "data" / "models.json"
 RECORD = "download-record.json"
 DEFAULT = "default"
@@ -128,16 +132,9 @@ def read_record(directory: Path) -> dict[str, dict]:
 
 def write_record(directory: Path, name: str, files: dict[str, dict]) -> None:
     """Store the download record of `directory` atomically."""
-    text = json.dumps({"model": name, "files": files}, indent=2, sort_keys=True) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{RECORD}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, directory / RECORD)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_text_output(str(directory / RECORD)) as f:
+        json.dump({"model": name, "files": files}, f, indent=2, sort_keys=True)
+        f.write("\n")
 
 
 def missing_files(spec: ModelSpec, directory: Path) -> list[str]:
@@ -162,10 +159,15 @@ def model_status(spec: ModelSpec, home: Optional[Path] = None) -> ModelStatus:
     return ModelStatus(spec.name, spec.family, "downloaded", size, directory)
 
 
+def shipped_model_dir() -> Optional[Path]:
+    """Where this installation's default model is, if it has one."""
+    return next((path for path in SHIPPED_MODEL_DIRS if any(path.glob("*.pt"))), None)
+
+
 def shipped_status() -> ModelStatus:
-    """The default model shipped beside the package, if this installation has one."""
-    directory = model_files.SHIPPED_MODEL_DIR
-    if not directory.is_dir():
+    """The default model shipped with the package, if this installation has one."""
+    directory = shipped_model_dir()
+    if directory is None:
         return ModelStatus(DEFAULT, "shipped", "not shipped", None, None)
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
     return ModelStatus(DEFAULT, "shipped", "shipped", size, directory)
@@ -175,23 +177,3 @@ def available_models(home: Optional[Path] = None) -> list[ModelStatus]:
     """The shipped default, then every manifest model with its download status."""
     specs = load_manifest().models.values()
     return [shipped_status()] + [model_status(spec, home) for spec in specs]
-
-
-def resolve_name(name: str) -> Path:
-    """The directory of a loadable model called `name`: `default` or a downloaded model."""
-    if name == DEFAULT:
-        if not model_files.SHIPPED_MODEL_DIR.is_dir():
-            raise LaserError("this installation ships no default model: pass --model DIR or the "
-                             "name of a downloaded model (see `laser models`)")
-        return model_files.SHIPPED_MODEL_DIR
-    spec = find_model(name, "model directory not found, and not a known model name")
-    if not spec.loadable:
-        raise LaserError(f"{name}: {spec.family} models use SentencePiece, which this version "
-                         "cannot load yet (they can be downloaded, not embedded with)")
-    directory = model_path(name)
-    if not directory.is_dir() or not any(directory.iterdir()):
-        raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")
-    if missing_files(spec, directory):
-        raise LaserError(f"{name}: download incomplete in {directory}; run `laser download {name}` "
-                         "again")
-    return directory

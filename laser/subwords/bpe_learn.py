@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from typing import Callable, Iterable, Mapping
 
 from .fastbpe import END_OF_WORD
-from ..io.text import atomic_text_output
+from ..io.atomic import atomic_text_output
 
 Pair = tuple[str, str]
 MIN_PAIR_COUNT = 2

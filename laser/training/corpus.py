@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Sequence
 
 from ..errors import LaserError
 from ..text.tokenizer import Tokenizer
-from ..io.text import atomic_text_output
+from ..io.atomic import atomic_text_output
 
 PIVOT = "eng"
 SUFFIXES = (f"-{PIVOT}.tsv.gz", f"-{PIVOT}.tsv")

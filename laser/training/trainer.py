@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import sys
 import time
@@ -19,10 +18,11 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..models.bilstm import PAD, BiLSTMEncoder, length_sorted_batches, pad_batch
+from ..models.bilstm import PAD, BiLSTMEncoder, embed_sequences
 from ..errors import LaserError
-from ..eval.evaluation import xsim_errors
-from ..search.knn import Vectors
+from ..io.atomic import replace_atomically
+from ..eval.xsim import xsim_errors
+from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
 
@@ -109,15 +109,11 @@ def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mappi
     return model.embed_tokens.weight.detach().cpu(), error
 
 
-@torch.inference_mode()
 def embed_ids(model: nn.Module, sequences: Sequence[Sequence[int]], device: torch.device,
               max_tokens: int = 8000) -> np.ndarray:
     """Embeddings of id sequences in input order (the model left in training mode afterwards)."""
     model.eval()
-    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
-    for batch in length_sorted_batches([len(s) for s in sequences], max_tokens):
-        tokens, lengths = pad_batch([sequences[i] for i in batch])
-        output[batch] = model(tokens.to(device), lengths.to(device)).float().cpu().numpy()
+    output = embed_sequences(model, sequences, device, max_tokens)
     model.train()
     return output
 
@@ -148,9 +144,7 @@ def save_laser_checkpoint(model: BiLSTMEncoder, dictionary: dict[str, int], path
 
 
 def _atomic_torch_save(obj, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    replace_atomically(path, lambda tmp: torch.save(obj, tmp))
 
 
 def export_model(model: BiLSTMEncoder, dictionary: dict[str, int], codes: Path, vocab: Path,

@@ -1,90 +1,20 @@
-"""Evaluation: similarity search error (xsim) both ways and as an N x N matrix, Tatoeba-style over a
-folder, and BUCC-style mining F1 with the threshold chosen on a training split."""
+"""BUCC-style mining F1: mine the training split, choose the threshold with the best F1 there,
+then mine the test split with it."""
 from __future__ import annotations
 
 import os
 import tempfile
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ..errors import LaserError, located
-from ..search.knn import Vectors
-from ..mining.mine import Candidates, Corpus, Neighbourhoods, corpus_vectors, mine, scan_corpus
 from ..io.text import read_lines
-
-# (text file, language) -> context manager giving (embedding matrix, name)
-Embedder = Callable[[str, str], AbstractContextManager]
-
-
-def _error_rate(candidates: Candidates, texts: Optional[Sequence[str]]) -> float:
-    """Share of rows whose best candidate is not the row of the same index (nor, given the
-    target texts, a row with the same text: duplicates in the target count as found)."""
-    best, _ = candidates.best()
-    rows = np.arange(len(best))
-    wrong = best != rows
-    if texts is not None:
-        wrong &= np.array([texts[b] != texts[r] for b, r in zip(best.tolist(), rows.tolist())],
-                          dtype=bool)
-    return float(wrong.mean())
-
-
-def xsim_errors(x: Vectors, y: Vectors, kind: str = "absolute", k: int = 4,
-                x_texts: Optional[Sequence[str]] = None,
-                y_texts: Optional[Sequence[str]] = None) -> tuple[float, float]:
-    """xsim error from x to y and from y to x of two aligned sets (row i translates row i).
-
-    `kind` absolute is the nearest neighbour by cosine; ratio/distance choose among the k
-    nearest by margin, as the official xsim does.
-    """
-    if len(x) != len(y):
-        raise LaserError(f"{x.name} holds {len(x)} rows but {y.name} holds {len(y)}: xsim needs "
-                         "aligned sets")
-    fwd, bwd = Neighbourhoods.compute(x, y, k).candidates(kind)
-    return _error_rate(fwd, y_texts), _error_rate(bwd, x_texts)
-
-
-def xsim_matrix(sets: Sequence[Vectors], kind: str = "absolute", k: int = 4,
-                texts: Optional[Sequence[Sequence[str]]] = None) -> np.ndarray:
-    """N x N errors, entry (i, j) searching set i in set j; NaN on the diagonal."""
-    matrix = np.full((len(sets), len(sets)), np.nan)
-    for i in range(len(sets)):
-        for j in range(i + 1, len(sets)):
-            matrix[i, j], matrix[j, i] = xsim_errors(
-                sets[i], sets[j], kind, k, texts[i] if texts else None, texts[j] if texts else None)
-    return matrix
-
-
-def tatoeba_pairs(directory: str) -> list[tuple[str, str, str]]:
-    """(language, its file, English file) of every `tatoeba.xxx-eng.xxx` in `directory`."""
-    found = []
-    for path in sorted(Path(directory).glob("tatoeba.*-eng.*")):
-        lang = path.name.split(".")[1].split("-")[0]
-        english = path.with_name(f"tatoeba.{lang}-eng.eng")
-        if path.suffix == f".{lang}" and english.is_file():
-            found.append((lang, str(path), str(english)))
-    if not found:
-        raise LaserError(f"{directory}: no tatoeba.xxx-eng.xxx / tatoeba.xxx-eng.eng file pairs")
-    return found
-
-
-def tatoeba_errors(directory: str, embed: Embedder, kinds: Sequence[str] = ("absolute",),
-                   k: int = 4) -> list[tuple[str, str, float, float]]:
-    """(language, margin kind, error xxx->eng, error eng->xxx) for every language of the folder;
-    a retrieved sentence identical to the reference counts as correct."""
-    rows = []
-    for lang, path, english in tatoeba_pairs(directory):
-        texts, eng_texts = list(read_lines(path)), list(read_lines(english))
-        with embed(path, lang) as (x_matrix, x_name), embed(english, "eng") as (y_matrix, y_name):
-            x = corpus_vectors(scan_corpus(path), x_matrix, x_name)
-            y = corpus_vectors(scan_corpus(english), y_matrix, y_name)
-            for kind in kinds:
-                rows.append((lang, kind, *xsim_errors(x, y, kind, k, texts, eng_texts)))
-    return rows
-
+from ..mining.corpus import Corpus, corpus_vectors, scan_corpus
+from ..mining.mine import MineOptions, mine
+from .xsim import Embedder
 
 def bucc_candidates(pairs_lines: tuple[np.ndarray, np.ndarray, np.ndarray], src: Corpus,
                     trg: Corpus, src_ids: Sequence[str],
@@ -192,7 +122,7 @@ def bucc_split_candidates(directory: str, pair: str, split: str, embed: Embedder
         with embed(src_text, lang) as (x_matrix, x_name), \
                 embed(trg_text, "en") as (y_matrix, y_name):
             pairs = mine(src, trg, corpus_vectors(src, x_matrix, x_name),
-                         corpus_vectors(trg, y_matrix, y_name), "mine", k, "ratio", "max", 0.0)
+                         corpus_vectors(trg, y_matrix, y_name), MineOptions(k=k))
     return bucc_candidates((pairs.src, pairs.trg, pairs.score), src, trg, src_ids, trg_ids)
 
 

@@ -1,0 +1,57 @@
+"""Option groups shared by several commands: raw embedding layout, progress, approximate k-NN,
+and the two sides of a bitext."""
+from __future__ import annotations
+
+import functools
+
+import click
+
+from ..errors import LaserError
+from ..search.approximate import ApproximateSearch
+from ..search.inputs import EmbeddingSource
+
+dim_option = click.option("--dim", type=click.IntRange(min=1), default=None,
+                          help="Dimension of raw headerless embeddings (default: from their .json "
+                               "sidecar; .npy files carry their shape).")
+fp16_option = click.option("--fp16", is_flag=True,
+                           help="Raw embeddings are float16 (default: from their .json sidecar).")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+
+
+def approximate_options(command):
+    """--index, --nprobe and --refine, passed on as one `approximate` (None: exact k-NN)."""
+    @click.option("--index", "factory", default=None,
+                  help="Approximate k-NN through a FAISS index of each side, e.g. IVF4096,Flat or "
+                       "IVF1024,PQ64x4fs (default: exact search).")
+    @click.option("--nprobe", type=click.IntRange(min=1), default=None,
+                  help="IVF lists visited per query with --index.")
+    @click.option("--refine", type=click.IntRange(min=1), default=4, show_default=True,
+                  help="With --index: the index proposes refine x k candidates, re-scored with "
+                       "exact cosines.")
+    @functools.wraps(command)
+    def wrapper(*args, factory, nprobe, refine, **kwargs):
+        if not factory and nprobe is not None:
+            raise LaserError("--nprobe goes with --index")
+        approximate = ApproximateSearch(factory, nprobe, refine) if factory else None
+        return command(*args, approximate=approximate, **kwargs)
+    return wrapper
+
+
+def bitext_inputs(command):
+    """SRC and TRG text files with their embeddings or languages (the inputs of mine and score),
+    passed on as `src`/`trg` EmbeddingSource values."""
+    @click.argument("src_path", metavar="SRC")
+    @click.argument("trg_path", metavar="TRG")
+    @click.option("--src-embeddings", help="Embeddings of SRC, one row per line (.npy or raw).")
+    @click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw).")
+    @click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now.")
+    @click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now.")
+    @dim_option
+    @fp16_option
+    @functools.wraps(command)
+    def wrapper(*args, src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang,
+                dim, fp16, **kwargs):
+        src = EmbeddingSource(src_path, src_embeddings, src_lang, dim, fp16, "--src-")
+        trg = EmbeddingSource(trg_path, trg_embeddings, trg_lang, dim, fp16, "--trg-")
+        return command(*args, src=src, trg=trg, **kwargs)
+    return wrapper

@@ -1,0 +1,179 @@
+"""FAISS indexes: built in chunks from a memory map, saved with a metadata sidecar, searched."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+import faiss
+import numpy as np
+from tqdm import tqdm
+
+from ..errors import LaserError
+from ..io.atomic import replace_atomically
+from .vectors import Neighbours, Vectors
+
+METRICS = ("cosine", "ip", "l2")
+
+
+SEARCH_BATCH = 16384
+
+
+META_SUFFIX = ".json"
+
+
+META_FORMAT = 1
+
+
+@dataclass
+class IndexMeta:
+    """What an index file holds, saved beside it as INDEX.json and checked before every search."""
+
+    dim: int
+    metric: str
+    count: int
+    factory: str
+    model: Optional[str] = None
+    source: Optional[str] = None
+    format: int = META_FORMAT
+    text: Optional[str] = None  # the sentences of the rows, when built from a text file
+
+
+def _faiss_metric(metric: str) -> int:
+    if metric not in METRICS:
+        raise LaserError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    return faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
+
+
+def new_index(dim: int, factory: str, metric: str = "cosine") -> faiss.Index:
+    """An empty index from a FAISS factory string (Flat, IVF4096,Flat, OPQ32,IVF16384,PQ32...)."""
+    try:
+        return faiss.index_factory(dim, factory, _faiss_metric(metric))
+    except RuntimeError as error:
+        detail = str(error).strip().splitlines()[-1].split(": ")[-1]
+        raise LaserError(f"invalid FAISS index {factory!r} for dimension {dim}: {detail}") from None
+
+
+def default_train_size(index: faiss.Index, rows: int) -> int:
+    """Training sample: 64 points per IVF list (at least 50,000), never more than all rows."""
+    try:
+        lists = faiss.extract_index_ivf(index).nlist
+    except RuntimeError:
+        lists = 0
+    return min(rows, max(50_000, 64 * lists))
+
+
+def build_index(vectors: Vectors, factory: str, metric: str = "cosine",
+                train_size: Optional[int] = None, chunk: int = SEARCH_BATCH,
+                progress: bool = False, seed: int = 0) -> faiss.Index:
+    """Train on a random sample when the index needs it, then add every row in chunks."""
+    if len(vectors) == 0:
+        raise LaserError(f"{vectors.name}: no embeddings to index")
+    index = new_index(vectors.dim, factory, metric)
+    if not index.is_trained:
+        size = min(len(vectors), train_size or default_train_size(index, len(vectors)))
+        sample = np.sort(np.random.default_rng(seed).choice(len(vectors), size, replace=False))
+        try:
+            index.train(vectors.take(sample))
+        except RuntimeError as error:
+            raise LaserError(f"cannot train {factory!r} on {size} vectors of {vectors.name}: "
+                             f"{str(error).strip().splitlines()[-1]}") from None
+    with tqdm(total=len(vectors), unit="vec", disable=None if progress else True, leave=False,
+              desc="indexing") as bar:
+        for _, block in vectors.blocks(chunk):
+            index.add(block)
+            bar.update(len(block))
+    return index
+
+
+def meta_path(index_path: str | os.PathLike) -> Path:
+    return Path(f"{index_path}{META_SUFFIX}")
+
+
+def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> None:
+    """Write the index and its metadata sidecar, each through a temp file renamed on success."""
+    replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
+
+    def write_meta(tmp: str) -> None:
+        Path(tmp).write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
+    replace_atomically(meta_path(path), write_meta)
+
+
+def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
+    """Read an index saved by `save_index`; refuses one whose sidecar does not match it."""
+    path, sidecar = Path(path), meta_path(path)
+    if not path.is_file():
+        raise LaserError(f"{path}: no such index file")
+    if not sidecar.is_file():
+        raise LaserError(f"{path}: metadata {sidecar.name} is missing; build indexes with "
+                         "laser knn build")
+    try:
+        meta = IndexMeta(**json.loads(sidecar.read_text(encoding="utf-8")))
+    except (ValueError, TypeError) as error:
+        raise LaserError(f"{sidecar}: not valid index metadata ({error})") from None
+    if meta.format != META_FORMAT:
+        raise LaserError(f"{sidecar}: metadata format {meta.format} is not supported")
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError:
+        raise LaserError(f"{path}: not a readable FAISS index") from None
+    if index.d != meta.dim or index.ntotal != meta.count:
+        raise LaserError(f"{path}: holds {index.ntotal} x {index.d} vectors but {sidecar.name} "
+                         f"says {meta.count} x {meta.dim}")
+    return index, meta
+
+
+def check_queries(index_path: str, meta: IndexMeta, dim: int, model: Optional[str]) -> None:
+    """Refuse queries the index cannot answer meaningfully: another dimension or another model."""
+    if dim != meta.dim:
+        raise LaserError(f"{index_path}: the index holds {meta.dim}-d vectors but the queries "
+                         f"are {dim}-d")
+    if model and meta.model and model != meta.model:
+        raise LaserError(f"{index_path}: built from embeddings of model {meta.model[:12]}, "
+                         f"but the queries are embedded with model {model[:12]}")
+
+
+def set_search_parameters(index: faiss.Index, nprobe: Optional[int] = None,
+                          ef_search: Optional[int] = None) -> None:
+    """nprobe for IVF indexes, efSearch for HNSW; an error when the index has no such knob."""
+    space = faiss.ParameterSpace()
+    for name, value in (("nprobe", nprobe), ("efSearch", ef_search)):
+        if value is None:
+            continue
+        try:
+            space.set_index_parameter(index, name, value)
+        except RuntimeError:
+            raise LaserError(f"this index has no {name} parameter") from None
+
+
+def search(index: faiss.Index, queries: Vectors, k: int, nprobe: Optional[int] = None,
+           ef_search: Optional[int] = None, exclude_self: bool = False,
+           batch: int = SEARCH_BATCH, progress: bool = False) -> Neighbours:
+    """Top-k of every query row, in batches; `exclude_self` drops each query's own id."""
+    set_search_parameters(index, nprobe, ef_search)
+    wanted = min(k + exclude_self, index.ntotal)
+    sims = np.empty((len(queries), wanted), dtype=np.float32)
+    ids = np.empty((len(queries), wanted), dtype=np.int64)
+    with tqdm(total=len(queries), unit="query", disable=None if progress else True, leave=False,
+              desc="searching") as bar:
+        for start, block in queries.blocks(batch):
+            rows = slice(start, start + len(block))
+            sims[rows], ids[rows] = index.search(block, wanted)
+            bar.update(len(block))
+    found = Neighbours(sims, ids)
+    return _without_self(found) if exclude_self else found
+
+
+def _without_self(found: Neighbours) -> Neighbours:
+    """Drop each row's own id (or its last neighbour when the id is not among them)."""
+    rows, width = found.ids.shape
+    if width == 0:
+        return found
+    own = found.ids == np.arange(rows)[:, None]
+    own[~own.any(axis=1), -1] = True
+    own &= np.cumsum(own, axis=1) == 1
+    keep = ~own
+    return Neighbours(found.sims[keep].reshape(rows, width - 1),
+                      found.ids[keep].reshape(rows, width - 1))

@@ -1,0 +1,77 @@
+"""Where the embeddings of a sentence file come from: a precomputed `.npy`/raw file, or the text
+embedded now with a model (into a temporary file, memory-mapped). Shared by knn, mine, score and
+eval."""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.embeddings import open_embeddings
+from ..io.sidecar import embeddings_model
+
+if TYPE_CHECKING:
+    from ..models.encoder import Encoder
+
+# Loads the model on first call only: precomputed inputs never load one.
+EncoderLoader = Callable[[], "Encoder"]
+
+
+@dataclass(frozen=True)
+class EmbeddingSource:
+    """One side's input: `embeddings` (precomputed), else `text` embedded now in `lang`.
+
+    `option` names the command-line prefix of this side (`--src-`, `--trg-`) in messages.
+    """
+
+    text: Optional[str] = None
+    embeddings: Optional[str] = None
+    lang: Optional[str] = None
+    dim: Optional[int] = None
+    fp16: bool = False
+    option: str = "--"
+
+    @property
+    def name(self) -> str:
+        return self.embeddings or self.text or "input"
+
+    def model_sha256(self, encoder: EncoderLoader) -> Optional[str]:
+        """sha256 of the model behind these embeddings, when it is known."""
+        if self.embeddings:
+            return embeddings_model(self.embeddings)
+        return encoder().files.sha256()
+
+
+@contextmanager
+def embedded_text(encoder, text_path: str, lang: str,
+                  workdir: Optional[str] = None) -> Iterator[np.ndarray]:
+    """Embed each line of a text file into a temporary .npy, memory-mapped (removed afterwards)."""
+    from ..pipeline import EmbedOptions, embed_file
+    with tempfile.TemporaryDirectory(prefix=".laser-embed-", dir=workdir) as tmp:
+        path = os.path.join(tmp, "embeddings.npy")
+        embed_file(encoder, text_path, path, EmbedOptions(lang, provenance=False))
+        yield open_embeddings(path)
+
+
+@contextmanager
+def sentence_embeddings(source: EmbeddingSource, encoder: EncoderLoader,
+                        workdir: Optional[str] = None) -> Iterator[tuple[np.ndarray, str]]:
+    """(matrix, name) of one input: precomputed, or embedded now with `encoder()`."""
+    if source.embeddings:
+        yield open_embeddings(source.embeddings, source.dim, source.fp16), source.embeddings
+        return
+    if not (source.text and source.lang):
+        raise LaserError(f"{source.name}: pass {source.option}embeddings, or {source.option}lang "
+                         "to embed it with the model")
+    with embedded_text(encoder(), source.text, source.lang, workdir) as matrix:
+        yield matrix, source.text
+
+
+def work_dir(output: str) -> Optional[str]:
+    """Where temporary embeddings go: beside the output file (stdout: the system temp dir)."""
+    return None if output == "-" else os.path.dirname(os.path.abspath(output))
