@@ -1,25 +1,18 @@
-"""Shared fixtures: the parity data in ../shared (or $LASER_SHARED), an encoder of its model."""
+"""Shared fixtures: the vendored data in tests/data (README there), an encoder of its model."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("LASER_SHARED", ROOT.parent / "shared"))
-PARITY = SHARED / "fixtures" / "parity" / "public"
+DATA = ROOT / "tests" / "data"
+PARITY = DATA / "parity"
 PARITY_MODEL = PARITY / "model"
 PARITY_STEMS = sorted(path.stem for path in (PARITY / "inputs").glob("*.txt"))
-
-
-def pytest_sessionstart(session) -> None:
-    """Stop with one clear line, not collection tracebacks, when the shared data is missing."""
-    if not PARITY_MODEL.is_dir():
-        pytest.exit(f"the tests read fixtures and the corpus from {SHARED}, which is missing: "
-                    "put the shared folder beside the checkout or set LASER_SHARED=PATH",
-                    returncode=4)
+MINING_FIXTURES = DATA / "mining"
+CORPUS_SAMPLE = DATA / "corpus"
 
 
 def fixture_language(stem: str) -> str:

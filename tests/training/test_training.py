@@ -1,0 +1,150 @@
+"""`laser train` on a tiny corpus: official checkpoint format, resume = uninterrupted run, the
+loss, the schedule and the batch sampler."""
+import gzip
+import itertools
+import json
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+from laser.models.bilstm import BiLSTMEncoder, load_checkpoint
+from laser.cli import main
+from laser.models.encoder import Encoder
+from laser.errors import LaserError
+from laser.models.files import ModelFiles
+from laser.training.corpus import find_pair_files, read_pairs
+from laser.training.config import TrainConfig
+from laser.training.trainer import encoder_params, learning_rate, ranking_loss
+
+from conftest import CORPUS_SAMPLE
+
+CORPUS = CORPUS_SAMPLE
+LANGUAGES = ("deu", "ell", "fra")
+
+
+def _copy_head(source, target, lines):
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        head = list(itertools.islice(f, lines))
+    with gzip.open(target, "wt", encoding="utf-8") as out:
+        out.writelines(head)
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    for split, lines in (("train", 120), ("dev", 40)):
+        (root / split).mkdir()
+        for lang in LANGUAGES:
+            _copy_head(CORPUS / "dev" / f"{lang}-eng.tsv.gz",
+                       root / split / f"{lang}-eng.tsv.gz", lines)
+    return root
+
+
+def train(corpus, work, output, steps, *extra):
+    result = CliRunner().invoke(main, [
+        "train", str(corpus), "-o", str(output), "--work-dir", str(work), "--steps", str(steps),
+        "--merges", "300", "--embed-dim", "16", "--hidden-size", "12", "--batch-size", "8",
+        "--eval-every", "4", "--warmup", "2", "--bow-steps", "3", "--workers", "1", "--name", "tiny",
+        *extra])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 8)
+    files = ModelFiles.from_dir(tmp_path / "model")
+    assert files.encoder.name == "tiny.pt" and files.codes.name == "tiny.fcodes"
+    checkpoint = load_checkpoint(files.encoder)
+    assert checkpoint.params["bidirectional"] and checkpoint.params["embed_dim"] == 16
+    assert set(checkpoint.state) == {"embed_tokens.weight"} | {
+        f"lstm.{w}_l0{s}" for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        for s in ("", "_reverse")}
+    assert all(t.dtype == torch.float16 for t in checkpoint.state.values())
+    assert list(checkpoint.dictionary.items())[:4] == [("<s>", 0), ("<pad>", 1), ("</s>", 2),
+                                                       ("<unk>", 3)]
+    vocab = [line.split()[0] for line in files.vocab.read_text().splitlines()]
+    assert list(checkpoint.dictionary)[4:] == vocab
+    embeddings = Encoder(files).encode(["Guten Morgen.", "Καλημέρα."], lang="de")
+    assert embeddings.shape == (2, 24) and embeddings.dtype == np.float32
+    log = [json.loads(line) for line in (tmp_path / "work" / "log.jsonl").read_text().splitlines()]
+    assert log[0]["stage"] == "bag-of-subwords" and log[0]["steps"] == 3
+    assert [record["step"] for record in log[1:]] == [4, 8]
+    assert all(0 <= record["average_error"] <= 1 for record in log)
+
+
+def test_resumed_run_equals_uninterrupted_run(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 6)
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 3)
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 6)
+    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=True)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=True)
+    assert straight["step"] == resumed["step"] == 6
+    for name, tensor in straight["model"].items():
+        assert torch.allclose(tensor, resumed["model"][name], atol=1e-6), name
+
+
+def test_resume_with_another_shape_is_refused(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "m", 2)
+    result = CliRunner().invoke(main, [
+        "train", str(tiny_corpus), "-o", str(tmp_path / "m"), "--work-dir", str(tmp_path / "work"),
+        "--merges", "300", "--embed-dim", "16", "--hidden-size", "20", "--steps", "4",
+        "--workers", "1"])
+    assert result.exit_code == 1
+    assert "cannot resume with a different hidden_size" in result.output
+
+
+def test_other_merges_in_a_prepared_work_dir_is_refused(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "m", 1)
+    result = CliRunner().invoke(main, [
+        "train", str(tiny_corpus), "-o", str(tmp_path / "m"), "--work-dir", str(tmp_path / "work"),
+        "--merges", "200", "--steps", "2"])
+    assert result.exit_code == 1 and "prepared with other settings" in result.output
+
+
+def test_malformed_pair_line_names_file_and_line(tmp_path):
+    path = tmp_path / "xx-eng.tsv"
+    path.write_text("a\tb\nno tab here\n", encoding="utf-8")
+    with pytest.raises(LaserError, match=r"xx-eng.tsv:2: expected 'foreign<TAB>english'"):
+        list(read_pairs(path))
+
+
+def test_missing_language_is_refused(tiny_corpus):
+    with pytest.raises(LaserError, match="no pair file for xyz"):
+        find_pair_files(tiny_corpus / "train", ["fra", "xyz"])
+
+
+def test_ranking_loss_rewards_aligned_pairs_and_skips_duplicates():
+    torch.manual_seed(0)
+    english = torch.randn(6, 10)
+    aligned = torch.cat([english + 0.01 * torch.randn(6, 10), english])
+    shuffled = torch.cat([english[torch.randperm(6)], english])
+    no_duplicates = torch.zeros(6, 6, dtype=torch.bool)
+    assert ranking_loss(aligned, no_duplicates, 20, 0.1) < 0.1
+    assert ranking_loss(shuffled, no_duplicates, 20, 0.1) > 1
+    # Pair 5 repeats pair 0: an identical "negative" would beat the margined positive.
+    repeated = torch.cat([aligned[:5], aligned[:1], aligned[6:11], aligned[6:7]])
+    duplicate = torch.zeros(6, 6, dtype=torch.bool)
+    duplicate[0, 5] = duplicate[5, 0] = True
+    assert ranking_loss(repeated, duplicate, 20, 0.1) < 0.1
+    assert ranking_loss(repeated, no_duplicates, 20, 0.1) > 0.5
+
+
+def test_learning_rate_warms_up_then_decays_to_the_floor():
+    config = TrainConfig(lr=1e-3, warmup=10, steps=110, final_lr_ratio=0.1)
+    assert learning_rate(config, 0) == pytest.approx(1e-4)
+    assert learning_rate(config, 9) == pytest.approx(1e-3)
+    assert learning_rate(config, 60) == pytest.approx(1e-3 * (0.1 + 0.9 * 0.5))
+    assert learning_rate(config, 110) == pytest.approx(1e-4)
+    assert learning_rate(config, 500) == pytest.approx(1e-4)
+
+
+def test_fresh_encoder_round_trips_through_official_state():
+    params = encoder_params(TrainConfig(vocab_size=50, embed_dim=8, hidden_size=6, num_layers=2))
+    torch.manual_seed(1)
+    model = BiLSTMEncoder(params)
+    copy = BiLSTMEncoder(params)
+    copy.load_official_state(model.official_state())
+    tokens, lengths = torch.tensor([[5, 6, 7, 2], [8, 2, 1, 1]]), torch.tensor([4, 2])
+    assert torch.equal(model(tokens, lengths), copy(tokens, lengths))
