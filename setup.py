@@ -1,9 +1,30 @@
 """Packaging for laser: LASER-style multilingual sentence embeddings, search and bitext mining."""
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
+# The shipped default model has one source, the repository's models/default; built packages
+# (wheels, and installs from the sdist) carry a copy inside the package at laser/models/default.
+SHIPPED_MODEL = HERE / "models" / "default"
+PACKAGED_MODEL = Path("laser") / "models" / "default"
+
+
+class BuildWithDefaultModel(build_py):
+    """build_py that also copies the default model into the built package."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return  # an editable install reads models/default in place
+        target = Path(self.build_lib) / PACKAGED_MODEL
+        target.mkdir(parents=True, exist_ok=True)
+        for source in sorted(SHIPPED_MODEL.iterdir()):
+            if source.is_file():
+                shutil.copy2(source, target / source.name)
+
 VERSION = {}
 exec((HERE / "laser" / "version.py").read_text(), VERSION)
 
@@ -33,6 +54,7 @@ setup(
         "ja": ["mecab-python3>=1.0.5", "ipadic>=1.0.0"],
         "all": ["fastBPE>=0.1.0", "jieba>=0.42", "mecab-python3>=1.0.5", "ipadic>=1.0.0"],
     },
+    cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
