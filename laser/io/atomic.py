@@ -41,15 +41,21 @@ def _exit_cleanly_on_signals() -> None:
 
 
 def check_output_path(path: str | os.PathLike) -> Path:
-    """Refuse, before any work, an output whose directory is missing or not writable."""
+    """Refuse, before any work, an output whose directory is missing or cannot take a new file
+    (tried for real: permission bits alone do not stop root, read-only mounts stop everyone)."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise LaserError(f"{path}: is a directory; give an output file name")
     if not directory.is_dir():
         raise LaserError(f"{path}: output directory does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise LaserError(f"{path}: cannot write in {directory} (permission denied)")
+    try:
+        with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", suffix=".probe",
+                                         dir=directory):
+            pass
+    except OSError as error:
+        raise LaserError(f"{path}: cannot write in {directory} "
+                         f"({(error.strerror or str(error)).lower()})") from None
     return target
 
 
@@ -58,10 +64,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     """A temp file name beside `path`, renamed to `path` when the block succeeds."""
     target = check_output_path(path)
     _exit_cleanly_on_signals()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as error:
-        raise LaserError(f"{path}: cannot create the output ({error.strerror})") from None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     try:
         yield tmp
