@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-import faiss
 import numpy as np
 from tqdm import tqdm
 
@@ -117,6 +116,7 @@ def _best_time(work: Callable[[], object], repeats: int = 3) -> float:
 @functools.cache
 def _half_pays_off(dim: int) -> bool:
     """Checked once: float16 products are clearly faster here, and as accurate as assumed."""
+    import faiss
     try:
         half = _half_product(dim)
     except ImportError:

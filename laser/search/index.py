@@ -5,15 +5,17 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import faiss
 import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from .vectors import Neighbours, Vectors
+
+if TYPE_CHECKING:
+    import faiss
 
 METRICS = ("cosine", "ip", "l2")
 
@@ -42,6 +44,7 @@ class IndexMeta:
 
 
 def _faiss_metric(metric: str) -> int:
+    import faiss
     if metric not in METRICS:
         raise LaserError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
     return faiss.METRIC_L2 if metric == "l2" else faiss.METRIC_INNER_PRODUCT
@@ -49,6 +52,7 @@ def _faiss_metric(metric: str) -> int:
 
 def new_index(dim: int, factory: str, metric: str = "cosine") -> faiss.Index:
     """An empty index from a FAISS factory string (Flat, IVF4096,Flat, OPQ32,IVF16384,PQ32...)."""
+    import faiss
     try:
         return faiss.index_factory(dim, factory, _faiss_metric(metric))
     except RuntimeError as error:
@@ -58,6 +62,7 @@ def new_index(dim: int, factory: str, metric: str = "cosine") -> faiss.Index:
 
 def default_train_size(index: faiss.Index, rows: int) -> int:
     """Training sample: 64 points per IVF list (at least 50,000), never more than all rows."""
+    import faiss
     try:
         lists = faiss.extract_index_ivf(index).nlist
     except RuntimeError:
@@ -94,6 +99,7 @@ def meta_path(index_path: str | os.PathLike) -> Path:
 
 def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> None:
     """Write the index and its metadata sidecar, each through a temp file renamed on success."""
+    import faiss
     replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
 
     def write_meta(tmp: str) -> None:
@@ -103,6 +109,7 @@ def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> 
 
 def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
     """Read an index saved by `save_index`; refuses one whose sidecar does not match it."""
+    import faiss
     path, sidecar = Path(path), meta_path(path)
     if not path.is_file():
         raise LaserError(f"{path}: no such index file")
@@ -138,6 +145,7 @@ def check_queries(index_path: str, meta: IndexMeta, dim: int, model: Optional[st
 def set_search_parameters(index: faiss.Index, nprobe: Optional[int] = None,
                           ef_search: Optional[int] = None) -> None:
     """nprobe for IVF indexes, efSearch for HNSW; an error when the index has no such knob."""
+    import faiss
     space = faiss.ParameterSpace()
     for name, value in (("nprobe", nprobe), ("efSearch", ef_search)):
         if value is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-import faiss
 import numpy as np
 
 from ..errors import LaserError
@@ -36,6 +35,7 @@ class Vectors:
 
     def take(self, positions: np.ndarray) -> np.ndarray:
         """The rows at `positions` of this selection (sorted positions read a memory map best)."""
+        import faiss
         rows = positions if self.rows is None else self.rows[positions]
         if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1):
             source = self.matrix[rows[0]:rows[-1] + 1]
