@@ -198,6 +198,7 @@ def precision_from(c: Curve, target: float) -> Optional[int]:
 
 
 def at(c: Curve, threshold: float) -> int:
+    """Index of the grid threshold nearest `threshold`."""
     return int(np.argmin(np.abs(c.thresholds - threshold)))
 
 
@@ -210,6 +211,7 @@ def point(c: Curve, i: Optional[int]) -> str:
 
 
 def row(name: str, task_sizes: str, mined: Mined) -> list[str]:
+    """One line of the per-language table."""
     c = curve(mined)
     true = ScoreSummary.of(mined.scores[mined.correct]).percentiles
     wrong = ScoreSummary.of(mined.scores[~mined.correct]).percentiles
