@@ -60,7 +60,7 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Text encoding (only UTF-8; accepted for compatibility).")
 @click.option("--gpu", is_flag=True, hidden=True, help="Accepted for compatibility; ignored.")
-@click.option("--verbose", is_flag=True, help="Progress bars and counts on stderr.")
+@click.option("--verbose", is_flag=True, help="Progress bars, counts and a summary of the written scores on stderr.")
 @model_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
                  candidates, approximate, legacy_line_map, encoding, gpu, verbose, **model):
@@ -70,6 +70,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     from ..mining.inputs import bitext_vectors
     from ..mining.mine import MineOptions, mine
     from ..mining.output import write_pairs
+    from ..mining.summary import ScoreSummary
     from ..search.inputs import work_dir
     _check_options(mode, retrieval, threshold, candidates, encoding)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
@@ -86,3 +87,4 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
                    f"searched; {trg.text}: {trg_corpus.lines} lines, {trg_corpus.sentences} "
                    "sentences searched", err=True)
         click.echo(f" - wrote {len(pairs)} lines to {output}", err=True)
+        click.echo(f" - {ScoreSummary.of(pairs.score).line()}", err=True)

@@ -332,3 +332,32 @@ def test_embedding_on_the_fly_equals_precomputed_embeddings(tmp_path):
     assert all(src == trg for _, src, trg in b) and len(b) == 30
     np.testing.assert_allclose(sorted(r[0] for r in a), sorted(r[0] for r in b), rtol=1e-4)
     assert not list(tmp_path.glob(".laser-embed-*"))
+
+
+def test_verbose_prints_a_summary_of_the_written_scores(tmp_path):
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((60, 24)).astype(np.float32)
+    x, y = base + 0.3 * rng.standard_normal((60, 24)), base + 0.3 * rng.standard_normal((60, 24))
+    src_txt, src_npy = write_corpus(tmp_path, corpus(60, [], "s"), x.astype(np.float32), "src")
+    trg_txt, trg_npy = write_corpus(tmp_path, corpus(60, [], "t"), y.astype(np.float32), "trg")
+    out = tmp_path / "mined.ids"
+    result = CliRunner().invoke(main, ["mine", src_txt, trg_txt, "--src-embeddings", src_npy,
+                                       "--trg-embeddings", trg_npy, "--mode", "mine",
+                                       "--threshold", "1.0", "--output-format", "ids",
+                                       "-o", str(out), "--verbose"])
+    assert result.exit_code == 0, result.output
+    scores = np.array([float(line.split("\t")[0]) for line in out.read_text().splitlines()])
+    assert len(scores) > 20
+    line, = [line for line in result.stderr.splitlines() if "scores of" in line]
+    count, = __import__("re").findall(r"scores of (\d+) pairs", line)
+    assert int(count) == len(scores)
+    printed = dict(item.split() for item in line.split(": ", 1)[1].split(", "))
+    expected = {"min": scores.min(), "max": scores.max(),
+                **{f"p{p}": np.percentile(scores, p) for p in (5, 25, 50, 75, 95)}}
+    assert printed.keys() == expected.keys()
+    for name, value in expected.items():
+        assert abs(float(printed[name]) - value) <= 5e-5, name
+    quiet = CliRunner().invoke(main, ["mine", src_txt, trg_txt, "--src-embeddings", src_npy,
+                                      "--trg-embeddings", trg_npy, "--mode", "mine",
+                                      "-o", str(tmp_path / "quiet.tsv")])
+    assert quiet.exit_code == 0 and "scores of" not in quiet.stderr
