@@ -14,7 +14,7 @@ from laser.eval.xsim import xsim_errors, xsim_matrix
 from laser.search.vectors import Vectors
 from laser.mining.margins import MARGINS
 
-from conftest import PARITY, ROOT
+from conftest import PARITY, ROOT, read_fixture_lines
 
 
 def aligned_sets(n, count, noise, seed, dim=32):
@@ -231,12 +231,25 @@ def test_bucc_task_script_runs_the_same_evaluation(bucc_dir):
 
 
 def test_tatoeba_embeds_on_the_fly_with_the_model(tmp_path):
-    texts = (PARITY / "inputs/de.txt").read_text(encoding="utf-8").splitlines()
-    write_tatoeba(tmp_path, None, "deu", None, None, texts, texts)
+    """German parity lines against an English side whose even lines are those German sentences
+    (all but line 12 tokenise the same as en and de) and whose odd lines are unrelated English:
+    the errors equal those computed from the official embeddings (about half, not 0)."""
+    german = read_fixture_lines(PARITY / "inputs/de.txt")
+    english = read_fixture_lines(PARITY / "inputs/en.txt")
+    de_rows, en_rows = np.load(PARITY / "expected/de.npy"), np.load(PARITY / "expected/en.npy")
+    copied = [i % 2 == 0 and i != 12 for i in range(len(german))]
+    eng_texts = [german[i] if copied[i] else english[i] for i in range(len(german))]
+    eng_rows = np.stack([de_rows[i] if copied[i] else en_rows[i] for i in range(len(german))])
+    write_tatoeba(tmp_path, None, "deu", None, None, german, eng_texts)
     result = CliRunner().invoke(main, ["eval", "tatoeba", str(tmp_path), "--model",
                                        str(PARITY / "model"), "--margin", "ratio"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[1] == "deu\tratio\t0.00\t0.00"
+    forward = naive_error(de_rows, eng_rows, "ratio", 4)
+    backward = naive_error(eng_rows, de_rows, "ratio", 4)
+    assert 0.2 < forward < 0.8 and 0.2 < backward < 0.8
+    lang, kind, *errors = result.output.splitlines()[1].split("\t")
+    assert (lang, kind) == ("deu", "ratio")
+    assert [float(e) for e in errors] == pytest.approx([100 * forward, 100 * backward], abs=0.005)
 
 
 def test_cli_xsim_matrix_of_three_files(tmp_path):

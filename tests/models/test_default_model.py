@@ -1,5 +1,7 @@
-"""The shipped default model: its files, its quality on held-out dev pairs, and the search and
-mining commands on realistic corpora made from the dev split (shuffled, with distractors)."""
+"""The shipped default model: its files, a regression guard on its quality over pairs of the dev
+split (the split that also chose the checkpoint, so not held out from model selection), and the
+search and mining commands on realistic corpora made from the dev split (shuffled, with
+distractors)."""
 import gzip
 import itertools
 import json
@@ -48,6 +50,11 @@ def test_shipped_model_is_small_fp16_official_format_and_the_default(monkeypatch
     assert resolve_model("default") == files
 
 
+# Regression guard, not a held-out quality claim: the first 300 pairs of the dev split that chose
+# the checkpoint (the vendored sample, tests/data/corpus/dev). The documented dev table (docs/default-model.md, all
+# 1,000 dev pairs, xx->en / en->xx %) has fra 7.40 / 7.20, deu 18.00 / 18.80, spa 11.40 / 10.90,
+# rus 12.70 / 12.40; on these 300 pairs the shipped model scores fra 5.0 / 2.7, deu 13.3 / 13.3,
+# spa 7.0 / 8.0, rus 5.7 / 5.3, and each bound sits 1-2 points above the worse direction.
 @pytest.mark.parametrize("lang, code, bound", [("fra", "fr", 0.06), ("deu", "de", 0.15),
                                                ("spa", "es", 0.10), ("rus", "ru", 0.07)])
 def test_dev_translations_are_nearest_neighbours(shipped, lang, code, bound):
@@ -58,7 +65,8 @@ def test_dev_translations_are_nearest_neighbours(shipped, lang, code, bound):
     assert forward <= bound and backward <= bound, (forward, backward)
 
 
-def test_encoded_rows_are_unit_scale_float32_and_batch_independent(shipped):
+def test_encoded_rows_are_float32_and_batch_independent(shipped):
+    """Rows are not normalised (norms about 0.76-1.29 here), so no unit-norm claim is made."""
     sentences = [pair[0] for pair in dev_pairs("deu", 40)]
     together = shipped.encode(sentences, "de")
     alone = np.stack([shipped.encode(s, "de") for s in sentences[:5]])

@@ -208,6 +208,27 @@ def test_a_changed_file_no_longer_matches_its_first_download(server, home):
     assert not codes.exists() and not list(codes.parent.glob("*.part"))
 
 
+def test_a_file_of_the_wrong_size_is_refused_and_removed(server, home, tmp_path):
+    """The size recorded at the first download (the manifest has none) is checked before the
+    sha256: a longer file now served is one error line, and neither it nor a .part remains."""
+    download_model("93langs", base_url=server.url, progress=False)
+    codes = home / "93langs" / "93langs.fcodes"
+    codes.unlink()
+    size = len(FILES[LASER1 + "93langs.fcodes"])
+    server.files[LASER1 + "93langs.fcodes"] = FILES[LASER1 + "93langs.fcodes"] + b"extra\n"
+    line = error_line(run("download", "93langs", "-q", "--base-url", server.url))
+    assert line == (f"laser: error: {server.url}{LASER1}93langs.fcodes: size mismatch (expected "
+                    f"{size} bytes, got {size + 6}); the downloaded data was removed")
+    assert not codes.exists() and not list(codes.parent.glob("*.part"))
+    server.files[LASER1 + "93langs.fcodes"] = FILES[LASER1 + "93langs.fcodes"]
+    target = tmp_path / "short"
+    with pytest.raises(LaserError, match=re.escape(f"size mismatch (expected {size + 1} bytes, "
+                                                   f"got {size});")):
+        fetch(server.url + LASER1 + "93langs.fcodes", target, Expected(size + 1, None),
+              progress=False)
+    assert not target.exists() and not list(tmp_path.glob("short*"))
+
+
 @pytest.mark.parametrize("status, words", [(404, "HTTP 404 Not Found"),
                                            (500, "HTTP 500 Internal Server Error")])
 def test_server_errors_are_one_line_naming_the_url(server, home, status, words):
