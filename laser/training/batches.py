@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -45,6 +45,7 @@ class LanguagePairs:
     lang: str
     source: TokenArrays
     pivot: TokenArrays
+    teacher_rows: Optional[np.ndarray] = None  # each pair's English sentence in the teacher cache
 
     def __len__(self) -> int:
         return len(self.source)
@@ -61,6 +62,7 @@ class Batch:
     lengths: torch.Tensor     # (2B,)
     duplicate: torch.Tensor   # (B, B) bool: pairs i != j sharing a side (not negatives)
     languages: list[str]
+    teacher_rows: Optional[np.ndarray] = None  # (B,) teacher-cache rows when distilling
 
     @property
     def size(self) -> int:
@@ -105,7 +107,12 @@ class BatchSampler:
         pivots = [self.pairs[lang].pivot.sentence(row, self.max_length) for lang, row in chosen]
         tokens, lengths = pad_batch(sources + pivots)
         return Batch(tokens, lengths, _shared_sides(sources, pivots),
-                     [self.pairs[lang].lang for lang, _ in chosen])
+                     [self.pairs[lang].lang for lang, _ in chosen], self._teacher_rows(chosen))
+
+    def _teacher_rows(self, chosen: np.ndarray) -> Optional[np.ndarray]:
+        if any(p.teacher_rows is None for p in self.pairs):
+            return None
+        return np.array([self.pairs[lang].teacher_rows[row] for lang, row in chosen])
 
 
 def _same(sequences: list[list[int]]) -> torch.Tensor:

@@ -12,8 +12,9 @@ class BPEConfig:
     pivot_share: float = 0.2
 
 
-# Fields that fix the network's shape or data: a checkpoint resumes only with the same values.
-ARCHITECTURE_FIELDS = ("embed_dim", "hidden_size", "num_layers", "vocab_size")
+# Fields that fix the network's shape or data: a checkpoint resumes only with the same values
+# (the teacher fixes the projection head's shape).
+ARCHITECTURE_FIELDS = ("embed_dim", "hidden_size", "num_layers", "vocab_size", "teacher")
 
 
 @dataclass
@@ -39,6 +40,8 @@ class TrainConfig:
     checkpoint_every: int = 200
     bow_steps: int = 6000
     bow_lr: float = 5e-3
+    teacher: str = ""             # distillation teacher (teachers.TEACHERS); "" = none
+    distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -17,6 +17,8 @@ from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
 from .prepare import encode_corpus, learn_joint_bpe, make_dictionary
 from .config import BPEConfig, TrainConfig
+from .distill import TeacherTargets, prepare_distillation
+from .teachers import Teacher
 from .trainer import Trainer, export_model
 
 
@@ -27,6 +29,7 @@ class Prepared:
     dictionary: dict[str, int]
     train_languages: list[str]
     dev_languages: list[str]
+    train_files: list[PairFile]  # the raw pair files (the teacher reads their English sides)
 
 
 def corpus_splits(corpus: Path, dev: Optional[Path]) -> tuple[Path, Optional[Path]]:
@@ -80,7 +83,7 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
             encode_corpus(files, codes, vocab, dictionary, work / folder, workers,
                           lambda: bar.update(1))
     return Prepared(codes, vocab, dictionary, [pf.lang for pf in train_tok],
-                    [pf.lang for pf in dev_tok])
+                    [pf.lang for pf in dev_tok], train_files)
 
 
 def largest_languages(pairs: Sequence[LanguagePairs], candidates: Sequence[str],
@@ -91,22 +94,46 @@ def largest_languages(pairs: Sequence[LanguagePairs], candidates: Sequence[str],
     return [p.lang for p in ranked[:count]]
 
 
+def _with_teacher(pairs: list[LanguagePairs], prepared: Prepared, work: Path,
+                  config: TrainConfig, teacher: Optional[Teacher], threads: int,
+                  progress: bool) -> tuple[list[LanguagePairs], Optional[TeacherTargets]]:
+    """The pairs with their teacher-cache rows and the targets, when config.teacher is set."""
+    if not config.teacher:
+        return pairs, None
+    from .teachers import make_teacher
+    teacher = teacher or make_teacher(config.teacher, threads)
+    if teacher.name != config.teacher:
+        raise LaserError(f"teacher {teacher.name!r} given for --teacher {config.teacher}")
+    distillation = prepare_distillation(teacher, prepared.train_files, work, progress)
+    pairs = [replace(p, teacher_rows=distillation.rows[p.lang]) for p in pairs]
+    for p in pairs:
+        if len(p.teacher_rows) != len(p):
+            raise LaserError(f"{p.lang}: {len(p.teacher_rows)} English sentences for "
+                             f"{len(p)} token-id pairs; use another --work-dir")
+    return pairs, distillation.targets
+
+
 def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEConfig,
           languages: Optional[Sequence[str]] = None, dev_dir: Optional[Path] = None,
           eval_languages: int = 20, dev_limit: Optional[int] = 1000, workers: int = 1,
-          device: str = "cpu", name: str = "laser", progress: Optional[bool] = None) -> Trainer:
-    """Prepare (or reuse) the data in `work`, train to config.steps, export the best to `output`."""
+          device: str = "cpu", name: str = "laser", progress: Optional[bool] = None,
+          teacher: Optional[Teacher] = None, teacher_threads: int = 1) -> Trainer:
+    """Prepare (or reuse) the data in `work`, train to config.steps, export the best to `output`.
+    With config.teacher set, distil from it (`teacher`: an instance to use instead of the one
+    `teachers.make_teacher` builds by that name)."""
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers)
     config.vocab_size = len(prepared.dictionary)
-    pairs = load_pairs(work / "ids-train", prepared.train_languages)
+    show = sys.stderr.isatty() if progress is None else progress
+    pairs, targets = _with_teacher(load_pairs(work / "ids-train", prepared.train_languages),
+                                   prepared, work, config, teacher, teacher_threads, show)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length)
     evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
     dev = dev_sets(load_pairs(work / "ids-dev", evaluated), config.max_length,
                    dev_limit) if evaluated else {}
     if not dev:
         config.eval_every = config.steps  # no dev data: export at the end
-    trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device, progress)
+    trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device, progress, targets)
 
     def export(model) -> None:
         export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)

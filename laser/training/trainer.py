@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -25,6 +25,10 @@ from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
+from .distill import Distiller, TeacherTargets
+
+# An extra loss term of a batch's embeddings (the distillation), added to the ranking loss.
+ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
 
 def encoder_params(config: TrainConfig) -> dict:
     """The `params` of the official LASER checkpoint for this shape."""
@@ -80,15 +84,18 @@ class BagOfSubwords(nn.Module):
 
 
 def _optimise(model: nn.Module, optimizer, config: "TrainConfig", step: int,
-              batch: Batch, device: torch.device) -> float:
-    """One step of the ranking loss at the scheduled learning rate."""
+              batch: Batch, device: torch.device, extra: Optional[ExtraLoss] = None) -> float:
+    """One step of the ranking loss (plus `extra`) at the scheduled learning rate."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, step)
     embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
     loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
+    if extra is not None:
+        loss = loss + extra(embeddings, batch)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+    torch.nn.utils.clip_grad_norm_(parameters, config.clip)
     optimizer.step()
     return loss.item()
 
@@ -157,12 +164,14 @@ def export_model(model: BiLSTMEncoder, dictionary: dict[str, int], codes: Path, 
 
 
 class Trainer:
-    """Owns the model, optimiser and step counter of one run in `work_dir`."""
+    """Owns the model, optimiser and step counter of one run in `work_dir` (and, when
+    distilling, the projection head: trained and checkpointed, never exported)."""
 
     def __init__(self, config: TrainConfig, sampler: BatchSampler, dev: Mapping,
                  dictionary: dict[str, int], work_dir: Path, device: str = "cpu",
-                 progress: Optional[bool] = None):
-        """`progress`: show progress bars on stderr (default: when stderr is a terminal)."""
+                 progress: Optional[bool] = None, targets: Optional[TeacherTargets] = None):
+        """`progress`: show progress bars on stderr (default: when stderr is a terminal);
+        `targets`: the teacher's, to distil (the batches must carry teacher rows)."""
         self.config, self.sampler, self.dev = config, sampler, dev
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.dictionary, self.work_dir = dictionary, work_dir
@@ -171,7 +180,12 @@ class Trainer:
         self.model = BiLSTMEncoder(encoder_params(config))
         initialise_embeddings(self.model.embed_tokens)
         self.model.to(self.device).train()
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.distiller = (Distiller(2 * config.hidden_size, targets, config.distill_weight)
+                          .to(self.device) if targets is not None else None)
+        trained = list(self.model.parameters())
+        if self.distiller is not None:
+            trained += list(self.distiller.parameters())
+        self.optimizer = torch.optim.Adam(trained, lr=config.lr)
         self.step = 0
         self.best_error = math.inf
         self.log_path = work_dir / "log.jsonl"
@@ -198,6 +212,8 @@ class Trainer:
             raise LaserError(f"{self.checkpoint_path}: cannot resume with a different "
                              f"{', '.join(changed)}; use another --work-dir")
         self.model.load_state_dict(state["model"])
+        if self.distiller is not None:
+            self.distiller.load_state_dict(state["head"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best_error = state["step"], state["best_error"]
 
@@ -217,13 +233,19 @@ class Trainer:
             log.write(json.dumps(record) + "\n")
 
     def save(self) -> None:
-        _atomic_torch_save({"model": self.model.state_dict(),
-                            "optimizer": self.optimizer.state_dict(), "step": self.step,
-                            "best_error": self.best_error, "config": asdict(self.config)},
-                           self.checkpoint_path)
+        state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                 "step": self.step, "best_error": self.best_error, "config": asdict(self.config)}
+        if self.distiller is not None:
+            state["head"] = self.distiller.state_dict()
+        _atomic_torch_save(state, self.checkpoint_path)
+
+    def _distillation(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
+        return self.distiller(embeddings, batch.teacher_rows)
 
     def train_step(self, batch: Batch) -> float:
-        loss = _optimise(self.model, self.optimizer, self.config, self.step, batch, self.device)
+        extra = self._distillation if self.distiller is not None else None
+        loss = _optimise(self.model, self.optimizer, self.config, self.step, batch, self.device,
+                         extra)
         self.step += 1
         return loss
 
@@ -241,7 +263,9 @@ class Trainer:
         bar = tqdm(total=config.steps, initial=self.step, file=sys.stderr, unit="step",
                    disable=not self.progress,
                    dynamic_ncols=True)
-        smoothed, started, pairs = None, time.time(), 0
+        smoothed, started, pairs, first = None, time.time(), 0, self.step
+        self._log({"event": "start", "step": self.step, "steps": config.steps,
+                   "teacher": config.teacher, "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)
             loss = self.train_step(batch)
@@ -261,3 +285,6 @@ class Trainer:
             if self.step % config.checkpoint_every == 0 or self.step == config.steps:
                 self.save()
         bar.close()
+        elapsed = time.time() - started
+        self._log({"event": "end", "step": self.step, "steps_run": self.step - first,
+                   "seconds": elapsed, "pairs_per_second": pairs / elapsed if pairs else 0.0})

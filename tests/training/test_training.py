@@ -1,5 +1,6 @@
-"""`laser train` on a tiny corpus: official checkpoint format, resume = uninterrupted run, the
-loss, the schedule and the batch sampler."""
+"""`laser train` on a tiny corpus: official checkpoint format, resume (observably: from the saved
+step, only the remaining steps, the same weights as an uninterrupted run), the loss, the schedule
+and the batch sampler."""
 import gzip
 import itertools
 import json
@@ -16,7 +17,7 @@ from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
-from laser.training.trainer import encoder_params, learning_rate, ranking_loss
+from laser.training.trainer import Trainer, encoder_params, learning_rate, ranking_loss
 
 from conftest import CORPUS_SAMPLE
 
@@ -42,14 +43,43 @@ def tiny_corpus(tmp_path_factory):
     return root
 
 
-def train(corpus, work, output, steps, *extra):
-    result = CliRunner().invoke(main, [
+def invoke(corpus, work, output, steps, *extra):
+    return CliRunner().invoke(main, [
         "train", str(corpus), "-o", str(output), "--work-dir", str(work), "--steps", str(steps),
         "--merges", "300", "--embed-dim", "16", "--hidden-size", "12", "--batch-size", "8",
         "--eval-every", "4", "--warmup", "2", "--bow-steps", "3", "--workers", "1", "--name", "tiny",
         *extra])
+
+
+def train(corpus, work, output, steps, *extra):
+    result = invoke(corpus, work, output, steps, *extra)
     assert result.exit_code == 0, result.output
     return result
+
+
+def read_log(work):
+    return [json.loads(line) for line in (work / "log.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def steps_taken(monkeypatch):
+    """The step number of every optimiser step the trainer takes; setting `stop_at` makes the
+    step with that number raise (an interrupted run: its last checkpoint stays on disk)."""
+    real = Trainer.train_step
+    record = {"taken": [], "stop_at": None}
+
+    def recording_step(self, batch):
+        if self.step == record["stop_at"]:
+            raise RuntimeError(f"interrupted before step {self.step}")
+        record["taken"].append(self.step)
+        return real(self, batch)
+
+    monkeypatch.setattr(Trainer, "train_step", recording_step)
+    return record
+
+
+def weights(work):
+    return torch.load(work / "checkpoint.pt", weights_only=True)
 
 
 def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_path):
@@ -68,21 +98,50 @@ def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_pa
     assert list(checkpoint.dictionary)[4:] == vocab
     embeddings = Encoder(files).encode(["Guten Morgen.", "Καλημέρα."], lang="de")
     assert embeddings.shape == (2, 24) and embeddings.dtype == np.float32
-    log = [json.loads(line) for line in (tmp_path / "work" / "log.jsonl").read_text().splitlines()]
+    log = read_log(tmp_path / "work")
     assert log[0]["stage"] == "bag-of-subwords" and log[0]["steps"] == 3
-    assert [record["step"] for record in log[1:]] == [4, 8]
-    assert all(0 <= record["average_error"] <= 1 for record in log)
+    assert log[1]["event"] == "start" and log[1]["step"] == 0 and log[1]["steps"] == 8
+    evaluations = [record for record in log if "average_error" in record]
+    assert [record["step"] for record in evaluations[1:]] == [4, 8]
+    assert all(0 <= record["average_error"] <= 1 for record in evaluations)
+    assert log[-1]["event"] == "end" and log[-1]["steps_run"] == 8
 
 
-def test_resumed_run_equals_uninterrupted_run(tiny_corpus, tmp_path):
-    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 6)
-    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 3)
-    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 6)
-    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=True)
-    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=True)
-    assert straight["step"] == resumed["step"] == 6
+def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path, steps_taken):
+    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 8, "--checkpoint-every", "2")
+    assert steps_taken["taken"] == list(range(8))
+    # Interrupted before step 5 of 8: the checkpoint written at step 4 is the last one.
+    steps_taken.update(taken=[], stop_at=5)
+    result = invoke(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2")
+    assert result.exit_code != 0 and "interrupted before step 5" in str(result.exception)
+    assert steps_taken["taken"] == [0, 1, 2, 3, 4] and weights(tmp_path / "resumed")["step"] == 4
+    steps_taken.update(taken=[], stop_at=None)
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2")
+    # Resumed at the saved step, only the remaining steps taken ...
+    assert steps_taken["taken"] == [4, 5, 6, 7]
+    starts = [r for r in read_log(tmp_path / "resumed") if r.get("event") == "start"]
+    assert [r["step"] for r in starts] == [0, 4]
+    # ... and the result is the uninterrupted run's.
+    straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "resumed")
+    assert straight["step"] == resumed["step"] == 8
     for name, tensor in straight["model"].items():
         assert torch.allclose(tensor, resumed["model"][name], atol=1e-6), name
+
+
+def test_resumed_run_keeps_what_it_learned_under_its_first_schedule(tiny_corpus, tmp_path,
+                                                                    steps_taken):
+    """Steps 0-3 under a 4-step schedule, then 4-7 under an 8-step one: a run that restarted
+    instead of resuming would be exactly the straight 8-step run, which this must not equal."""
+    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 8)
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 4)
+    steps_taken["taken"].clear()
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8)
+    assert steps_taken["taken"] == [4, 5, 6, 7]
+    straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "resumed")
+    assert resumed["step"] == 8
+    difference = max((straight["model"][name] - tensor).abs().max().item()
+                     for name, tensor in resumed["model"].items())
+    assert difference > 1e-4
 
 
 def test_resume_with_another_shape_is_refused(tiny_corpus, tmp_path):
