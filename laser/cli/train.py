@@ -14,7 +14,6 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
-    "laser train corpus/ -o small --work-dir w --languages fra,deu,spa --merges 8000",
     "laser train corpus/ -o v2 --work-dir w2 --teacher use --threads 1   # distil from USE"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
