@@ -13,7 +13,7 @@ from .errors import LaserError
 from .io.atomic import atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import write_sidecar
-from .io.text import STDIN, batched, check_input, count_lines, read_lines
+from .io.text import batched, check_input, count_lines, read_lines
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -80,8 +80,7 @@ def _chunks(path: str, size: int, show: bool) -> Iterator[list[str]]:
 def check_job(input_path: str, output_path: str) -> None:
     """Refuse a bad input or an unwritable output before any work."""
     check_input(input_path)
-    if output_path != STDIN:
-        check_output_path(output_path)
+    check_output_path(output_path)
 
 
 def embed_file(encoder: Encoder, input_path: str, output_path: str,

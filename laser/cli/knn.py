@@ -90,8 +90,7 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.results import write_neighbours
     from ..search.vectors import Vectors
-    if output != "-":
-        check_output_path(output)
+    check_output_path(output)
     index, meta = load_index(index_path)
     query_text, target_text = _text_columns(query_text, target_text, queries if lang else None,
                                             meta.text)

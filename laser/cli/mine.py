@@ -74,8 +74,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     from ..search.inputs import work_dir
     _check_options(mode, retrieval, threshold, candidates, encoding)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
-    if output != "-":
-        check_output_path(output)
+    check_output_path(output)
     src_corpus = scan_corpus(src.text, unify, legacy_line_map)
     trg_corpus = scan_corpus(trg.text, unify, legacy_line_map)
     with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),

@@ -42,7 +42,7 @@ def score_command(src, trg, method, kind, k, approximate, output, with_text, his
     from ..mining.scoring import Histogram, score_bitext, write_scores
     from ..search.inputs import work_dir
     for path in (output, histogram_path, png_path):
-        if path and path != "-":
+        if path:
             check_output_path(path)
     src_corpus, trg_corpus = scan_corpus(src.text), scan_corpus(trg.text)
     if src_corpus.lines != trg_corpus.lines:

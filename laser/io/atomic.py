@@ -42,8 +42,11 @@ def _exit_cleanly_on_signals() -> None:
 
 def check_output_path(path: str | os.PathLike) -> Path:
     """Refuse, before any work, an output whose directory is missing or cannot take a new file
-    (tried for real: permission bits alone do not stop root, read-only mounts stop everyone)."""
+    (tried for real: permission bits alone do not stop root, read-only mounts stop everyone);
+    '-' (stdout) needs no check."""
     target = Path(path)
+    if str(path) == STDOUT:
+        return target
     directory = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise LaserError(f"{path}: is a directory; give an output file name")

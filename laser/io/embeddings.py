@@ -10,7 +10,7 @@ from typing import BinaryIO, Optional
 import numpy as np
 
 from ..errors import LaserError
-from .atomic import atomic_path, check_output_path
+from .atomic import atomic_path
 from .sidecar import read_sidecar
 
 FORMATS = ("npy", "raw")
@@ -39,7 +39,7 @@ class EmbeddingWriter:
                  dtype: np.dtype = np.float32):
         if fmt not in FORMATS:
             raise LaserError(f"unknown output format {fmt!r}; choose npy or raw")
-        self.path = check_output_path(path)
+        self.path = Path(path)
         self.dim = dim
         self.fmt = fmt
         self.dtype = np.dtype(dtype).newbyteorder("<")
