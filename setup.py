@@ -47,6 +47,8 @@ setup(
         "transliterate>=1.10",
         "faiss-cpu>=1.7",
         "regex>=2022.1",
+        # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
+        "sentencepiece==0.2.1",
     ],
     extras_require={
         "fastbpe": ["fastBPE>=0.1.0"],

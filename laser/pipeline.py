@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .models.encoder import Encoder
 
 CHUNK_LINES = 10000
-STAGES = ("tok", "bpe")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,9 @@ class EmbedReport:
     lang: str
     model_encoder: str
     model_sha256: str
-    bpe_backend: str
+    model_family: str
+    model_files: dict
+    bpe_backend: str  # what applied the subwords: fastbpe, python or sentencepiece VERSION
     max_tokens: int
     max_length: Optional[int]
     seconds: float = field(default=0.0, compare=False)
@@ -97,7 +98,8 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
         format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
-        model_sha256=encoder.files.sha256(), bpe_backend=encoder.bpe.backend,
+        model_sha256=encoder.files.sha256(), model_family=encoder.family,
+        model_files=encoder.files.describe(), bpe_backend=encoder.preprocessor.backend,
         max_tokens=encoder.max_tokens, max_length=encoder.max_length,
         seconds=time.perf_counter() - started)
     if options.provenance:
@@ -108,17 +110,17 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
 
 
 def preprocess_file(encoder: Encoder, input_path: str, output_path: str, lang: str,
-                    stage: str, progress: bool = False) -> int:
-    """Write the tokenised (`tok`) or BPE (`bpe`) text of every line; returns the line count."""
-    if stage not in STAGES:
-        raise LaserError(f"unknown stage {stage!r}; choose tok or bpe")
+                    stage: Optional[str] = None, progress: bool = False) -> int:
+    """Write one preprocessing stage of every line (default: the model's last, what the encoder
+    reads): `tok`/`bpe` for LASER1 models, `pre`/`spm` for LASER2 ones. Returns the line count."""
+    preprocessor = encoder.preprocessor
+    stage = stage or preprocessor.final_stage
+    preprocessor.check_stage(stage)
     check_job(input_path, output_path)
     lines = 0
     with atomic_text_output(output_path) as out:
         for chunk in _chunks(input_path, CHUNK_LINES, progress):
-            processed = encoder.tokenize(chunk, lang)
-            if stage == "bpe":
-                processed = encoder.apply_bpe(processed)
+            processed = preprocessor.run_stage(chunk, lang, stage)
             if len(processed) != len(chunk):
                 raise LaserError(f"{input_path}: preprocessing returned {len(processed)} lines "
                                  f"for {len(chunk)}")

@@ -11,13 +11,17 @@ DATA = ROOT / "tests" / "data"
 PARITY = DATA / "parity"
 PARITY_MODEL = PARITY / "model"
 PARITY_STEMS = sorted(path.stem for path in (PARITY / "inputs").glob("*.txt"))
+PARITY2 = DATA / "parity2"
+PARITY2_MODEL = PARITY2 / "model"
+PARITY2_STEMS = sorted(path.stem for path in (PARITY2 / "inputs").glob("*.txt"))
 MINING_FIXTURES = DATA / "mining"
 CORPUS_SAMPLE = DATA / "corpus"
 
 
 def fixture_language(stem: str) -> str:
-    """The language each parity input was processed as (edge -> en, edge_xx/batching_xx -> xx)."""
-    return "en" if stem == "edge" else stem.split("_")[-1]
+    """The language each parity input was processed as (edge, edge_spm -> en; edge_xx and
+    batching_xx -> xx)."""
+    return "en" if stem in ("edge", "edge_spm") else stem.split("_")[-1]
 
 
 def read_fixture_lines(path: Path) -> list[str]:
@@ -37,3 +41,9 @@ def encoder():
 @pytest.fixture(scope="session")
 def expected_embeddings():
     return {stem: np.load(PARITY / "expected" / f"{stem}.npy") for stem in PARITY_STEMS}
+
+
+@pytest.fixture(scope="session")
+def laser2_encoder():
+    from laser.models.encoder import Encoder
+    return Encoder.load(str(PARITY2_MODEL))

@@ -45,7 +45,8 @@ def model_options(command):
     """The options that choose and configure a model, shared by every command that embeds."""
     options = [
         click.option("--model", "-m", metavar="DIR|NAME",
-                     help="Model directory holding one *.pt, *.fcodes and *.fvocab, or a model "
+                     help="Model directory holding one *.pt with *.fcodes and *.fvocab (LASER1) or "
+                          "with *.spm and *.cvocab (LASER2), or a model "
                           "name: 'default' (shipped) or one fetched with `laser download` "
                           "(see `laser models`). Default: $LASER_MODEL, else the shipped model."),
         click.option("--encoder", type=click.Path(dir_okay=False), help="Checkpoint path (instead of --model)."),

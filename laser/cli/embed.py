@@ -40,17 +40,20 @@ def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
 
 @main.command(epilog=examples(
     "laser preprocess sentences.ja --lang ja --stage tok",
-    "laser preprocess sentences.de --lang de -o sentences.bpe"))
+    "laser preprocess sentences.de --lang de -o sentences.bpe",
+    "laser preprocess sentences.fr --lang fr --model laser2 --stage spm"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", default="-", show_default=True, type=click.Path(allow_dash=True),
               help="Output text file ('-' for stdout).")
 @click.option("--lang", "-l", required=True, help="Language code.")
-@click.option("--stage", type=click.Choice(["tok", "bpe"]), default="bpe", show_default=True,
-              help="tok: after tokenisation; bpe: after BPE, what the encoder reads.")
+@click.option("--stage", type=click.Choice(["tok", "bpe", "pre", "spm"]), default=None,
+              help="LASER1 models: tok (after tokenisation) or bpe (after BPE); LASER2 models: "
+                   "pre (normalised, lower-cased text) or spm (SentencePiece pieces). "
+                   "Default: bpe or spm, what the encoder reads.")
 @model_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def preprocess(input_path, output, lang, stage, quiet, **options):
-    """Write INPUT after LASER's tokenisation or BPE, line for line."""
+    """Write INPUT after one of the model's preprocessing stages, line for line."""
     from ..pipeline import check_job, preprocess_file
     check_job(input_path, output)
     encoder = load_encoder(**split_model_options(options))

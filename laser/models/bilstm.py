@@ -54,6 +54,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raise LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
                          "Python objects beyond tensors and plain data (loaded with "
                          "weights_only=True)") from None
+    if isinstance(raw, dict) and "params" not in raw and ({"cfg", "args"} & raw.keys()):
+        raise LaserError(f"{path}: a fairseq transformer checkpoint (LASER3), which this version "
+                         "cannot load yet; LASER1 and LASER2 BiLSTM checkpoints are supported")
     if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
         raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary)")
     missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]

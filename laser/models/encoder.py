@@ -1,4 +1,7 @@
-"""The `Encoder` facade: raw sentences in, LASER embeddings out (tokenise -> BPE -> BiLSTM)."""
+"""The `Encoder` facade: raw sentences in, LASER embeddings out (preprocess -> subwords -> BiLSTM).
+
+The preprocessing is chosen by the model's files (`laser.text.preprocessors`): Moses + fastBPE
+for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 (`*.spm`)."""
 from __future__ import annotations
 
 import warnings
@@ -8,11 +11,10 @@ import numpy as np
 import torch
 
 from .bilstm import EOS, BiLSTMEncoder, embed_sequences, load_checkpoint, sentence_ids
-from ..subwords.fastbpe import BPE
 from ..errors import LaserError
 from .files import ModelFiles
 from .resolve import resolve_model
-from ..text.tokenizer import Tokenizer
+from ..text.preprocessors import Preprocessor, preprocessor_for
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -40,11 +42,10 @@ class Encoder:
         checkpoint = load_checkpoint(files.encoder)
         self.dictionary = checkpoint.dictionary
         self.model = BiLSTMEncoder.from_checkpoint(checkpoint).to(self.device)
-        self.bpe = BPE(files.codes, files.vocab, backend=bpe_backend)
+        self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend)
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
         self.max_length = max_length
-        self._tokenizers: dict[str, Tokenizer] = {}
 
     @classmethod
     def load(cls, model: Optional[str] = None, **options) -> "Encoder":
@@ -55,18 +56,20 @@ class Encoder:
     def dim(self) -> int:
         return self.model.output_dim
 
-    def tokenizer(self, lang: str) -> Tokenizer:
-        if lang not in self._tokenizers:
-            self._tokenizers[lang] = Tokenizer(lang)
-        return self._tokenizers[lang]
+    @property
+    def family(self) -> str:
+        """The model family: `laser1` (Moses + fastBPE) or `laser2` (SentencePiece)."""
+        return self.preprocessor.family
 
     def tokenize(self, sentences: Sequence[str], lang: str) -> list[str]:
-        """The `.tok` stage: LASER's tokenisation of each sentence."""
-        return [self.tokenizer(lang)(sentence) for sentence in sentences]
+        """The text stage (`.tok` for LASER1, the pre-SentencePiece text for LASER2)."""
+        return self.preprocessor.tokenize(sentences, lang)
 
     def apply_bpe(self, tokenized: Sequence[str]) -> list[str]:
-        """The `.bpe` stage: exactly the text the encoder reads."""
-        return self.bpe.apply_lines(tokenized)
+        """The subword stage (`.bpe` or `.spm`): exactly the text the encoder reads."""
+        return self.preprocessor.segment(tokenized)
+
+    segment = apply_bpe
 
     def token_ids(self, bpe_line: str) -> list[int]:
         """Dictionary ids of a BPE line, unknown subwords as <unk>, then </s>."""

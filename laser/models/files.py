@@ -1,4 +1,10 @@
-"""A model directory's files: one `*.pt` checkpoint, its `*.fcodes` BPE codes and `*.fvocab`."""
+"""A model directory's files, and which preprocessing family they imply.
+
+* LASER1: one `*.pt` checkpoint, its `*.fcodes` BPE codes and (optionally) `*.fvocab`;
+  preprocessing is the Moses tokeniser followed by fastBPE.
+* LASER2: one `*.pt` checkpoint, one `*.spm` SentencePiece model and (optionally) its `*.cvocab`;
+  preprocessing is the official `SPMApply`: Moses normalisation, lower-casing, SentencePiece.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -9,20 +15,53 @@ from typing import Optional
 
 from ..errors import LaserError
 
+LASER1, LASER2 = "laser1", "laser2"
+
 
 @dataclass(frozen=True)
 class ModelFiles:
+    """`codes`/`vocab` are the fastBPE files (LASER1), `spm`/`spm_vocab` the SentencePiece ones."""
+
     encoder: Path
-    codes: Path
+    codes: Optional[Path]
     vocab: Optional[Path]
+    spm: Optional[Path] = None
+    spm_vocab: Optional[Path] = None
+
+    def __post_init__(self) -> None:
+        if (self.codes is None) == (self.spm is None):
+            raise LaserError(f"{self.encoder}: a model needs exactly one of BPE codes (*.fcodes) "
+                             "or a SentencePiece model (*.spm)")
+
+    @property
+    def family(self) -> str:
+        """`laser1` (Moses + fastBPE) or `laser2` (SPMApply + SentencePiece)."""
+        return LASER2 if self.spm is not None else LASER1
 
     @classmethod
     def from_dir(cls, directory: str | os.PathLike) -> "ModelFiles":
         directory = Path(directory)
         if not directory.is_dir():
             raise LaserError(f"{directory}: model directory not found")
-        return cls(_single(directory, "*.pt"), _single(directory, "*.fcodes"),
-                   _single(directory, "*.fvocab", required=False))
+        encoder = _single(directory, "*.pt")
+        codes = _single(directory, "*.fcodes", required=False)
+        spm = _single(directory, "*.spm", required=False)
+        if codes and spm:
+            raise LaserError(f"{directory}: both *.fcodes and *.spm files; a model directory "
+                             "holds one model")
+        if spm:
+            return cls(encoder, None, None, spm, _single(directory, "*.cvocab", required=False))
+        if codes is None:
+            raise LaserError(f"{directory}: no *.fcodes (LASER1) or *.spm (LASER2) file in the "
+                             "model directory")
+        return cls(encoder, codes, _single(directory, "*.fvocab", required=False))
+
+    def describe(self) -> dict[str, Optional[str]]:
+        """The family and the absolute path of each file used, for provenance records."""
+        roles = {"encoder": self.encoder, "codes": self.codes, "vocab": self.vocab,
+                 "spm": self.spm, "spm_vocab": self.spm_vocab}
+        files = {role: str(path.resolve()) for role, path in roles.items() if path is not None}
+        return {"family": self.family, **files}
 
     def sha256(self) -> str:
         digest = hashlib.sha256()

@@ -24,6 +24,9 @@ MANIFEST = Path(__file__).resolve().parents[1] / "data" / "models.json"
 RECORD = "download-record.json"
 DEFAULT = "default"
 LOADABLE_FORMATS = ("bilstm-fastbpe",)
+# LASER2 is a BiLSTM with SentencePiece ("sentencepiece" format); LASER3's sentencepiece-format
+# models are fairseq transformers, which cannot be loaded yet.
+LOADABLE_FAMILIES = ("LASER2",)
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class ModelSpec:
 
     @property
     def loadable(self) -> bool:
-        return self.format in LOADABLE_FORMATS
+        return self.format in LOADABLE_FORMATS or self.family in LOADABLE_FAMILIES
 
     @property
     def size(self) -> Optional[int]:

@@ -44,8 +44,8 @@ def named_model_dir(name: str) -> Path:
         return directory
     spec = find_model(name, "model directory not found, and not a known model name")
     if not spec.loadable:
-        raise LaserError(f"{name}: {spec.family} models use SentencePiece, which this version "
-                         "cannot load yet (they can be downloaded, not embedded with)")
+        raise LaserError(f"{name}: {spec.family} models are transformer checkpoints, which this "
+                         "version cannot load yet (they can be downloaded, not embedded with)")
     directory = model_path(name)
     if not directory.is_dir() or not any(directory.iterdir()):
         raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")

@@ -267,7 +267,7 @@ def test_model_names_resolve_in_every_command(server, home, tmp_path, monkeypatc
     assert provenance["model_sha256"] == hashlib.sha256(FILES[ENCODER]).hexdigest()
     line = error_line(run("knn", "build", PARITY / "inputs" / "de.txt", "-o", tmp_path / "x.index",
                           "-m", "laser3-wol_Latn", "--lang", "de"))
-    assert "laser3-wol_Latn: LASER3 models use SentencePiece, which this version cannot" in line
+    assert "laser3-wol_Latn: LASER3 models are transformer checkpoints, which this version cannot" in line
     assert "did you mean 93langs" in error_line(run("preprocess", "in.txt", "-l", "en", "-m", "93lang"))
     (home / "93langs" / "93langs.fvocab").unlink()
     with pytest.raises(LaserError, match="incomplete .* run `laser download 93langs` again"):
