@@ -83,7 +83,7 @@ def _start_embedding(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
 def test_signals_leave_no_temp_file_and_no_output(tmp_path, signum, code):
     child, out = _start_embedding(tmp_path)
     child.send_signal(signum)
-    assert child.wait(timeout=60) == code
+    assert child.wait(timeout=180) == code
     assert not out.exists() and not out.with_name("out.npy.json").exists()
     assert [path.name for path in tmp_path.iterdir()] == ["long.txt"]
 
