@@ -55,7 +55,7 @@ def model_options(command):
         click.option("--max-tokens", type=click.IntRange(min=1), default=12000, show_default=True,
                      help="Token budget of one batch (padded)."),
         click.option("--max-length", type=click.IntRange(min=1), default=None,
-                     help="Truncate sentences to this many BPE tokens (default: embed in full)."),
+                     help="Truncate sentences to this many subword tokens (default: embed in full)."),
         click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
         click.option("--bpe-backend", type=click.Choice(["auto", "fastbpe", "python"]),
                      default="auto", show_default=True,

@@ -20,7 +20,7 @@ DEFAULT_MAX_TOKENS = 12000
 
 
 class TruncationWarning(UserWarning):
-    """Sentences longer than max_length BPE tokens were cut."""
+    """Sentences longer than max_length subword tokens (BPE or SentencePiece) were cut."""
 
 
 class Encoder:
@@ -100,7 +100,7 @@ class Encoder:
         limit = self.max_length
         long = sum(len(sequence) - 1 > limit for sequence in sequences)
         if long:
-            warnings.warn(f"{long} sentence(s) longer than {limit} BPE tokens were truncated",
+            warnings.warn(f"{long} sentence(s) longer than {limit} subword tokens were truncated",
                           TruncationWarning, stacklevel=3)
         return [sequence[:limit] + [EOS] if len(sequence) - 1 > limit else sequence
                 for sequence in sequences]
