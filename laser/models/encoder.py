@@ -1,6 +1,6 @@
 """The `Encoder` facade: raw sentences in, LASER embeddings out (preprocess -> subwords -> BiLSTM).
 
-The preprocessing is chosen by the model's files (`laser.text.preprocessors`): Moses + fastBPE
+The preprocessing is chosen by the model's files (`laser.models.preprocessing`): Moses + fastBPE
 for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 (`*.spm`)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .bilstm import EOS, BiLSTMEncoder, embed_sequences, load_checkpoint, senten
 from ..errors import LaserError
 from .files import ModelFiles
 from .resolve import resolve_model
-from ..text.preprocessors import Preprocessor, preprocessor_for
+from .preprocessing import Preprocessor, preprocessor_for
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -93,7 +93,7 @@ class Encoder:
             raise LaserError(f"lang must be a language code such as 'en' or 'deu', not {lang!r}")
         single = isinstance(sentences, str)
         batch = [sentences] if single else _sentence_list(sentences)
-        embeddings = self.encode_bpe(self.apply_bpe(self.tokenize(batch, lang)))
+        embeddings = self.encode_bpe(self.preprocessor(batch, lang))
         return embeddings[0] if single else embeddings
 
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:

@@ -16,7 +16,7 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.models.bilstm import load_checkpoint
 from laser.models.files import ModelFiles
-from laser.text.preprocessors import SentencePiecePreprocessor
+from laser.models.preprocessing import SentencePiecePreprocessor
 
 from conftest import PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, fixture_language, \
     read_fixture_lines

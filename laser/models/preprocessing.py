@@ -15,11 +15,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Callable, Sequence
 
-from . import moses
 from ..errors import LaserError
-from ..models.files import LASER1, LASER2, ModelFiles
-from .languages import resolve
-from .tokenizer import Tokenizer
+from ..text import moses
+from ..text.languages import resolve
+from ..text.tokenizer import Tokenizer
+from .files import LASER1, LASER2, ModelFiles
 
 
 class Preprocessor(ABC):
