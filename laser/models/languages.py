@@ -53,6 +53,11 @@ def models_by_language() -> dict[str, str]:
 def official_model(lang: str) -> str:
     """The manifest name of the official model for `lang` (a FLORES-200 code, an ISO 639 code
     or an English name); a one-line LaserError when there is none or `lang` is ambiguous."""
+    return official_language(lang)[1]
+
+
+def official_language(lang: str) -> tuple[str, str]:
+    """The FLORES-200 code `lang` means and the name of its official model (as above)."""
     codes = flores_codes(lang)
     if not codes:
         raise LaserError(f"{lang}: unknown language (FLORES-200 code, ISO 639 code or English "
@@ -66,7 +71,7 @@ def official_model(lang: str) -> str:
         names = flores_names()
         options = ", ".join(f"{code} ({names[code]})" for code in served)
         raise AmbiguousLanguage(f"{lang} may mean {options}; pass one of these codes")
-    return next(iter(served.values()))
+    return next(iter(served.items()))
 
 
 def language_table() -> list[LanguageModel]:

@@ -84,9 +84,9 @@ def spm_vocabulary(spm: Path, given: Optional[str]) -> Optional[Path]:
 def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
     """The name of `lang`'s official model when it is downloaded; otherwise a note saying what
     to download (none when `lang` has no official model)."""
-    from .languages import AmbiguousLanguage, official_model
+    from .languages import AmbiguousLanguage, official_language
     try:
-        name = official_model(lang)
+        code, name = official_language(lang)
     except AmbiguousLanguage as error:
         return None, f"using the shipped default model; {error}"
     except LaserError:
@@ -95,11 +95,11 @@ def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
         return name, None
     spec = find_model(name)
     return None, (f"using the shipped default model; for the official {spec.family} encoder of "
-                  f"{lang} run: laser download {name}")
+                  f"{code} run: laser download {name}")
 
 
 def official_model_dir(lang: str, download: bool = True, home: Optional[Path] = None) -> Path:
-    """The directory of `lang`'s official model, downloaded now if need be (see `fetched_model_dir`)."""
+    """The directory of `lang`'s official model, downloaded now if need be (`fetched_model_dir`)."""
     from .languages import official_model
     return fetched_model_dir(official_model(lang), download, home)
 
