@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..errors import LaserError
 from .files import ModelFiles
+from .languages import AmbiguousLanguage, official_language, official_model
 from .registry import DEFAULT, find_model, missing_files, model_path, shipped_model_dir
 
 MODEL_ENV = "LASER_MODEL"
@@ -84,7 +85,6 @@ def spm_vocabulary(spm: Path, given: Optional[str]) -> Optional[Path]:
 def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
     """The name of `lang`'s official model when it is downloaded; otherwise a note saying what
     to download (none when `lang` has no official model)."""
-    from .languages import AmbiguousLanguage, official_language
     try:
         code, name = official_language(lang)
     except AmbiguousLanguage as error:
@@ -100,7 +100,6 @@ def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
 
 def official_model_dir(lang: str, download: bool = True, home: Optional[Path] = None) -> Path:
     """The directory of `lang`'s official model, downloaded now if need be (`fetched_model_dir`)."""
-    from .languages import official_model
     return fetched_model_dir(official_model(lang), download, home)
 
 

@@ -60,6 +60,6 @@ def resolve(code: str) -> Language:
 
 def _base_of_name(name: str) -> str:
     """The ISO 639-3 code of an English language name (`igbo` -> `ibo`), else ''."""
-    from .flores import flores_codes_of_name
+    from .flores import flores_codes_of_name  # here: flores imports this module
     codes = flores_codes_of_name(name)
     return codes[0].split("_")[0] if codes else ""
