@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError, located
-from .bilstm import BOS, PAD
+from .sequences import PAD
 from .checkpoint import plain_config
 
 POOLINGS = ("maxpool", "cls")
@@ -243,12 +243,9 @@ def is_transformer_checkpoint(raw: Any) -> bool:
     return isinstance(raw, dict) and "cfg" in raw and "model" in raw and "params" not in raw
 
 
-def fairseq_dictionary(path: Optional[os.PathLike], with_mask: bool) -> dict[str, int]:
+def fairseq_dictionary(path: os.PathLike, with_mask: bool) -> dict[str, int]:
     """fairseq's `Dictionary.load`: the four specials, then one `PIECE COUNT [#fairseq:overwrite]`
     per line from id 4; then `<mask>` when `with_mask` (the official loader's rule)."""
-    if path is None:
-        raise LaserError("a LASER3 (transformer) model needs its fairseq dictionary (*.cvocab) "
-                         "beside the SentencePiece model")
     symbols = list(SPECIAL_SYMBOLS)
     dictionary = {symbol: index for index, symbol in enumerate(symbols)}
     with open(path, encoding="utf-8") as f:
@@ -290,13 +287,20 @@ class LoadedTransformer:
     dictionary: dict[str, int]
 
 
-def load_transformer(raw: dict, vocab: Optional[os.PathLike]) -> LoadedTransformer:
-    """The encoder and dictionary of a fairseq checkpoint read by `read_checkpoint`."""
+def load_transformer(raw: dict, path: os.PathLike, vocab: Optional[os.PathLike]
+                     ) -> LoadedTransformer:
+    """The encoder and dictionary of the fairseq checkpoint `path`, read by `read_checkpoint`."""
     cfg = plain_config(raw["cfg"])
     model_cfg = cfg.get("model") if isinstance(cfg, dict) else None
     if not isinstance(model_cfg, dict) or not isinstance(raw["model"], dict):
-        raise LaserError("not a LASER3 checkpoint (expected cfg.model and a model state)")
-    config = TransformerConfig.from_cfg(model_cfg)
+        raise LaserError(f"{path}: not a LASER3 checkpoint (expected cfg.model and a model state)")
+    try:
+        config = TransformerConfig.from_cfg(model_cfg)
+    except LaserError as error:
+        raise LaserError(f"{path}: {error}") from None
+    if vocab is None:
+        raise LaserError(f"{path}: a LASER3 (transformer) checkpoint needs its fairseq dictionary "
+                         "(*.cvocab) beside the SentencePiece model (*.spm)")
     has_final_norm = any(key in raw["model"] for key in FINAL_NORM_KEYS)
     dictionary = fairseq_dictionary(vocab, with_mask=has_final_norm)
     state = encoder_state(raw["model"])
@@ -306,6 +310,6 @@ def load_transformer(raw: dict, vocab: Optional[os.PathLike]) -> LoadedTransform
         module.load_state_dict(state)
     except RuntimeError as error:
         summary = " ".join(str(error).split())
-        raise LaserError(f"checkpoint weights do not match its cfg and dictionary "
+        raise LaserError(f"{path}: checkpoint weights do not match its cfg and dictionary "
                          f"({len(dictionary)} entries): {summary[:300]}") from None
     return LoadedTransformer(module.eval(), dictionary)
