@@ -14,7 +14,7 @@ import torch
 
 from ..errors import LaserError
 from .files import ModelFiles
-from .network import Network, generation, load_network
+from .network import Network, load_network
 from .preprocessing import Preprocessor, preprocessor_for
 from .resolve import resolve_model
 from .sequences import EOS, embed_sequences
@@ -43,11 +43,10 @@ class Encoder:
         self.files = files
         self.device = check_device(device)
         self.network: Network = load_network(files)
-        self.generation = generation(files, self.network)
         self.dictionary = self.network.dictionary
         self.model = self.network.module.to(self.device)
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
-                                                           generation=self.generation)
+                                                           generation=self.network.generation)
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
         self.max_length = max_length
@@ -65,7 +64,7 @@ class Encoder:
     def family(self) -> str:
         """The model generation: `laser1` (Moses + fastBPE + BiLSTM), `laser2` (SentencePiece +
         BiLSTM) or `laser3` (SentencePiece + transformer)."""
-        return self.generation
+        return self.network.generation
 
     def tokenize(self, sentences: Sequence[str], lang: str) -> list[str]:
         """The text stage (`.tok` for LASER1, the pre-SentencePiece text for LASER2)."""

@@ -31,12 +31,13 @@ GENERATIONS = {(LASER1, BILSTM): LASER1, (LASER2, BILSTM): LASER2, (LASER2, TRAN
 
 @dataclass(frozen=True)
 class Network:
-    """A loaded encoder network and the ids it reads."""
+    """A loaded encoder network, the ids it reads and the generation of its model."""
 
     module: nn.Module
     dictionary: dict[str, int]
     kind: str  # bilstm or transformer
-    pooling: str  # maxpool or cls
+    generation: str  # laser1, laser2 or laser3
+    pooling: str = "maxpool"  # maxpool or cls
     prepend_bos: bool = False
 
     def token_ids(self, line: str) -> list[int]:
@@ -52,21 +53,16 @@ class Network:
 def load_network(files: ModelFiles) -> Network:
     """The network of a model directory, of the kind its checkpoint holds."""
     raw = read_checkpoint(files.encoder)
-    if is_transformer_checkpoint(raw):
-        loaded = load_transformer(raw, files.encoder, files.spm_vocab)
-        config = loaded.module.config
-        return Network(loaded.module, loaded.dictionary, TRANSFORMER, config.pooling,
-                       config.prepend_bos)
-    checkpoint = bilstm_checkpoint(raw, files.encoder)
-    return Network(BiLSTMEncoder.from_checkpoint(checkpoint), checkpoint.dictionary, BILSTM,
-                   "maxpool")
-
-
-def generation(files: ModelFiles, network: Network) -> str:
-    """laser1, laser2 or laser3; refuses combinations no LASER generation has."""
-    found = GENERATIONS.get((files.family, network.kind))
+    kind = TRANSFORMER if is_transformer_checkpoint(raw) else BILSTM
+    found = GENERATIONS.get((files.family, kind))
     if found is None:
-        raise LaserError(f"{files.encoder}: a {network.kind} checkpoint cannot be used with "
+        raise LaserError(f"{files.encoder}: a {kind} checkpoint cannot be used with "
                          f"{files.family.upper()} preprocessing files (a transformer checkpoint "
                          "needs a SentencePiece model, *.spm, and its *.cvocab)")
-    return found
+    if kind == TRANSFORMER:
+        loaded = load_transformer(raw, files.encoder, files.spm_vocab)
+        config = loaded.module.config
+        return Network(loaded.module, loaded.dictionary, kind, found, config.pooling,
+                       config.prepend_bos)
+    checkpoint = bilstm_checkpoint(raw, files.encoder)
+    return Network(BiLSTMEncoder.from_checkpoint(checkpoint), checkpoint.dictionary, kind, found)
