@@ -31,7 +31,8 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.models.bilstm import PAD, UNK, load_checkpoint  # noqa: E402
+from laser.models.bilstm import load_checkpoint  # noqa: E402
+from laser.models.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 

@@ -48,8 +48,10 @@ class EmbedReport:
     lang: str
     model_encoder: str
     model_sha256: str
-    model_family: str
+    model_family: str  # the generation: laser1, laser2 or laser3
     model_files: dict
+    model_files_sha256: dict
+    model_network: dict  # kind (bilstm, transformer), pooling, dim, ...
     bpe_backend: str  # what applied the subwords: fastbpe, python or sentencepiece VERSION
     max_tokens: int
     max_length: Optional[int]
@@ -97,11 +99,13 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
         for chunk in _chunks(input_path, options.chunk_lines, options.progress):
             writer.write(encoder.encode(chunk, options.lang))
+    digests = encoder.files.file_sha256()
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
         format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
-        model_sha256=encoder.files.sha256(), model_family=encoder.family,
-        model_files=encoder.files.describe(), bpe_backend=encoder.preprocessor.backend,
+        model_sha256=digests["encoder"], model_family=encoder.family,
+        model_files=encoder.files.describe(), model_files_sha256=digests,
+        model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
         max_tokens=encoder.max_tokens, max_length=encoder.max_length,
         seconds=time.perf_counter() - started)
     if options.provenance:

@@ -14,6 +14,8 @@ PARITY_STEMS = sorted(path.stem for path in (PARITY / "inputs").glob("*.txt"))
 PARITY2 = DATA / "parity2"
 PARITY2_MODEL = PARITY2 / "model"
 PARITY2_STEMS = sorted(path.stem for path in (PARITY2 / "inputs").glob("*.txt"))
+PARITY3 = DATA / "parity3"
+PARITY3_STEMS = sorted(path.stem for path in (PARITY3 / "inputs").glob("*.txt"))
 MINING_FIXTURES = DATA / "mining"
 CORPUS_SAMPLE = DATA / "corpus"
 

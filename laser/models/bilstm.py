@@ -1,4 +1,4 @@
-"""The LASER BiLSTM encoder: checkpoint loading and batched, order-preserving inference.
+"""The LASER BiLSTM encoder (LASER1 and LASER2): checkpoint content and the network.
 
 A checkpoint is a dict with `params` (the encoder's keyword arguments), `model` (its state dict:
 `embed_tokens.weight` and `lstm.*` in `torch.nn.LSTM` naming) and `dictionary` (token -> id with
@@ -13,26 +13,17 @@ fast un-packed LSTM kernels can be used.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
 from ..errors import LaserError
+from .checkpoint import read_checkpoint
+from .sequences import PAD
 
-BOS, PAD, EOS, UNK = 0, 1, 2, 3
 REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")
-_WHITESPACE = re.compile(r"\s+")
-
-
-def sentence_ids(dictionary: dict[str, int], bpe_line: str) -> list[int]:
-    """Dictionary ids of a BPE line, unknown subwords as <unk>, then </s>."""
-    tokens = _WHITESPACE.sub(" ", bpe_line).strip().split()
-    get = dictionary.get
-    return [get(token, UNK) for token in tokens] + [EOS]
 
 
 @dataclass(frozen=True)
@@ -43,22 +34,18 @@ class Checkpoint:
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read an official-format LASER checkpoint, refusing anything but plain tensors and data."""
-    try:
-        raw = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise LaserError(f"{path}: encoder checkpoint not found") from None
-    except IsADirectoryError:
-        raise LaserError(f"{path}: is a directory, not a checkpoint") from None
-    except Exception:  # torch.load raises many types on a corrupt file; all mean the same here
-        raise LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
-                         "Python objects beyond tensors and plain data (loaded with "
-                         "weights_only=True)") from None
-    if isinstance(raw, dict) and "params" not in raw and ({"cfg", "args"} & raw.keys()):
-        raise LaserError(f"{path}: a fairseq transformer checkpoint (LASER3), which this version "
-                         "cannot load yet; LASER1 and LASER2 BiLSTM checkpoints are supported")
+    """Read an official-format LASER BiLSTM checkpoint (tensors and plain data only)."""
+    return bilstm_checkpoint(read_checkpoint(path), path)
+
+
+def bilstm_checkpoint(raw: Any, path: str | os.PathLike) -> Checkpoint:
+    """The BiLSTM checkpoint in what `read_checkpoint` returned, checked."""
+    if isinstance(raw, dict) and "params" not in raw and "cfg" in raw:
+        raise LaserError(f"{path}: a fairseq transformer checkpoint (LASER3), not a BiLSTM one; "
+                         "load it as a model directory with its *.spm and *.cvocab")
     if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
-        raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary)")
+        raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary"
+                         " of a BiLSTM, or cfg and model of a fairseq transformer)")
     missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]
     if missing:
         raise LaserError(f"{path}: checkpoint params lack {', '.join(missing)}")
@@ -141,51 +128,3 @@ class BiLSTMEncoder(nn.Module):
 def _reverse_within_length(x: torch.Tensor, reverse_index: torch.Tensor) -> torch.Tensor:
     """Reverse each column's first `length` steps; padding steps stay where they are."""
     return x.gather(0, reverse_index.unsqueeze(2).expand_as(x))
-
-
-# Sentences of B >= MIN_EFFICIENT_BATCH already run the LSTM kernels near full speed, so a batch
-# is closed once its next sentence would waste more than MAX_PADDING of its steps on padding.
-MIN_EFFICIENT_BATCH = 16
-MAX_PADDING = 0.1
-
-
-def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
-                          max_sentences: int | None = None) -> Iterator[np.ndarray]:
-    """Indices of sentences grouped longest first, each batch's padded size within max_tokens.
-
-    A sentence longer than max_tokens gets a batch of its own.
-    """
-    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-    start = 0
-    while start < len(order):
-        longest = max(lengths[order[start]], 1)
-        end = start + 1
-        while end < len(order) and (end - start + 1) * longest <= max_tokens \
-                and (max_sentences is None or end - start < max_sentences) \
-                and (end - start < MIN_EFFICIENT_BATCH
-                     or lengths[order[end]] >= (1 - MAX_PADDING) * longest):
-            end += 1
-        yield order[start:end]
-        start = end
-
-
-def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
-    tokens = torch.full((len(sequences), int(lengths.max())), pad, dtype=torch.long)
-    for row, sequence in enumerate(sequences):
-        tokens[row, :len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
-    return tokens, lengths
-
-
-def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device: torch.device,
-                    max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
-    """The one batched inference loop: id sequences embedded in length-sorted batches, rows
-    returned as float32 in input order."""
-    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
-    lengths = [len(sequence) for sequence in sequences]
-    with torch.inference_mode():
-        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
-            tokens, batch_lengths = pad_batch([sequences[i] for i in batch])
-            embeddings = model(tokens.to(device), batch_lengths.to(device))
-            output[batch] = embeddings.float().cpu().numpy()
-    return output

@@ -1,7 +1,9 @@
-"""The `Encoder` facade: raw sentences in, LASER embeddings out (preprocess -> subwords -> BiLSTM).
+"""The `Encoder` facade: raw sentences in, LASER embeddings out (preprocess -> subwords -> network).
 
 The preprocessing is chosen by the model's files (`laser.models.preprocessing`): Moses + fastBPE
-for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 (`*.spm`)."""
+for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 and LASER3 (`*.spm`); the network
+by the checkpoint's content (`laser.models.network`): a BiLSTM (LASER1, LASER2) or a fairseq
+transformer (LASER3)."""
 from __future__ import annotations
 
 import warnings
@@ -10,11 +12,12 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 
-from .bilstm import EOS, BiLSTMEncoder, embed_sequences, load_checkpoint, sentence_ids
 from ..errors import LaserError
 from .files import ModelFiles
-from .resolve import official_model_dir, resolve_model
+from .network import Network, load_network
 from .preprocessing import Preprocessor, preprocessor_for
+from .resolve import official_model_dir, resolve_model
+from .sequences import EOS, embed_sequences
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -39,10 +42,11 @@ class Encoder:
             raise LaserError("max_length must be at least 1")
         self.files = files
         self.device = check_device(device)
-        checkpoint = load_checkpoint(files.encoder)
-        self.dictionary = checkpoint.dictionary
-        self.model = BiLSTMEncoder.from_checkpoint(checkpoint).to(self.device)
-        self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend)
+        self.network: Network = load_network(files)
+        self.dictionary = self.network.dictionary
+        self.model = self.network.module.to(self.device)
+        self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
+                                                           generation=self.network.generation)
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
         self.max_length = max_length
@@ -63,8 +67,9 @@ class Encoder:
 
     @property
     def family(self) -> str:
-        """The model family: `laser1` (Moses + fastBPE) or `laser2` (SentencePiece)."""
-        return self.preprocessor.family
+        """The model generation: `laser1` (Moses + fastBPE + BiLSTM), `laser2` (SentencePiece +
+        BiLSTM) or `laser3` (SentencePiece + transformer)."""
+        return self.network.generation
 
     def tokenize(self, sentences: Sequence[str], lang: str) -> list[str]:
         """The text stage (`.tok` for LASER1, the pre-SentencePiece text for LASER2)."""
@@ -77,8 +82,9 @@ class Encoder:
     segment = apply_bpe
 
     def token_ids(self, bpe_line: str) -> list[int]:
-        """Dictionary ids of a BPE line, unknown subwords as <unk>, then </s>."""
-        return sentence_ids(self.dictionary, bpe_line)
+        """Dictionary ids of a subword line, unknown subwords as <unk>, then </s> (after <s> for
+        networks that read it)."""
+        return self.network.token_ids(bpe_line)
 
     def encode_bpe(self, bpe_lines: Sequence[str]) -> np.ndarray:
         """Embed lines that are already tokenised and BPE-split."""
@@ -88,7 +94,8 @@ class Encoder:
         return self.encode_ids(sequences)
 
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
-        """Embed id sequences (each ending in </s>), batched by length, rows in input order."""
+        """Embed id sequences (as `token_ids` makes them), batched by length, rows in input
+        order."""
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
 
@@ -103,11 +110,13 @@ class Encoder:
 
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:
         limit = self.max_length
-        long = sum(len(sequence) - 1 > limit for sequence in sequences)
+        specials = 1 + self.network.prepend_bos  # </s>, and <s> when the network reads it
+        long = sum(len(sequence) - specials > limit for sequence in sequences)
         if long:
             warnings.warn(f"{long} sentence(s) longer than {limit} subword tokens were truncated",
                           TruncationWarning, stacklevel=3)
-        return [sequence[:limit] + [EOS] if len(sequence) - 1 > limit else sequence
+        keep = limit + specials - 1
+        return [sequence[:keep] + [EOS] if len(sequence) - specials > limit else sequence
                 for sequence in sequences]
 
 

@@ -4,6 +4,9 @@
   preprocessing is the Moses tokeniser followed by fastBPE.
 * LASER2: one `*.pt` checkpoint, one `*.spm` SentencePiece model and (optionally) its `*.cvocab`;
   preprocessing is the official `SPMApply`: Moses normalisation, lower-casing, SentencePiece.
+* LASER3: the files of LASER2 (the `*.cvocab` is then required), with a fairseq transformer
+  checkpoint; the files alone do not tell LASER2 from LASER3, the checkpoint does
+  (`laser.models.network`).
 """
 from __future__ import annotations
 
@@ -35,7 +38,8 @@ class ModelFiles:
 
     @property
     def family(self) -> str:
-        """`laser1` (Moses + fastBPE) or `laser2` (SPMApply + SentencePiece)."""
+        """The preprocessing family: `laser1` (Moses + fastBPE) or `laser2` (SPMApply +
+        SentencePiece, also LASER3's)."""
         return LASER2 if self.spm is not None else LASER1
 
     @classmethod
@@ -56,19 +60,31 @@ class ModelFiles:
                              "model directory")
         return cls(encoder, codes, _single(directory, "*.fvocab", required=False))
 
-    def describe(self) -> dict[str, Optional[str]]:
-        """The family and the absolute path of each file used, for provenance records."""
+    def roles(self) -> dict[str, Path]:
+        """Each file used, by its role: encoder, codes, vocab, spm, spm_vocab."""
         roles = {"encoder": self.encoder, "codes": self.codes, "vocab": self.vocab,
                  "spm": self.spm, "spm_vocab": self.spm_vocab}
-        files = {role: str(path.resolve()) for role, path in roles.items() if path is not None}
-        return {"family": self.family, **files}
+        return {role: path for role, path in roles.items() if path is not None}
+
+    def describe(self) -> dict[str, str]:
+        """The absolute path of each file used, by role, for provenance records."""
+        return {role: str(path.resolve()) for role, path in self.roles().items()}
+
+    def file_sha256(self) -> dict[str, str]:
+        """The sha256 of each file used, by role, for provenance records."""
+        return {role: _sha256(path) for role, path in self.roles().items()}
 
     def sha256(self) -> str:
-        digest = hashlib.sha256()
-        with open(self.encoder, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
+        """The encoder checkpoint's sha256: what identifies the model in provenance records."""
+        return _sha256(self.encoder)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _single(directory: Path, pattern: str, required: bool = True) -> Optional[Path]:

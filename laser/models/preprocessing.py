@@ -13,7 +13,7 @@ use this interface, so a new family is a new class here plus a line in `FAMILIES
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..errors import LaserError
 from ..text import moses
@@ -27,6 +27,7 @@ class Preprocessor(ABC):
 
     family: str
     stages: tuple[str, str]  # (text stage, subword stage), e.g. ("tok", "bpe")
+    generation: str  # the model's generation (for messages): the family, or laser3
 
     @property
     @abstractmethod
@@ -52,7 +53,7 @@ class Preprocessor(ABC):
     def check_stage(self, stage: str) -> None:
         """Refuse a stage this family does not have, in one line."""
         if stage not in self.stages:
-            raise LaserError(f"{self.family.upper()} models have no {stage!r} stage; choose "
+            raise LaserError(f"{self.generation.upper()} models have no {stage!r} stage; choose "
                              f"{' or '.join(self.stages)}")
 
     def run_stage(self, lines: Sequence[str], lang: str, stage: str) -> list[str]:
@@ -131,6 +132,10 @@ FAMILIES: dict[str, type[Preprocessor]] = {
 }
 
 
-def preprocessor_for(files: ModelFiles, bpe_backend: str = "auto") -> Preprocessor:
-    """The preprocessing of the model whose files are `files`."""
-    return FAMILIES[files.family](files, bpe_backend=bpe_backend)
+def preprocessor_for(files: ModelFiles, bpe_backend: str = "auto",
+                     generation: Optional[str] = None) -> Preprocessor:
+    """The preprocessing of the model whose files are `files` (of `generation`, default: the
+    family's own)."""
+    preprocessor = FAMILIES[files.family](files, bpe_backend=bpe_backend)
+    preprocessor.generation = generation or files.family
+    return preprocessor

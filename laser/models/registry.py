@@ -23,10 +23,6 @@ SHIPPED_MODEL_DIRS = (PACKAGED_MODEL_DIR, CHECKOUT_MODEL_DIR)
 MANIFEST = Path(__file__).resolve().parents[1] / "data" / "models.json"
 RECORD = "download-record.json"
 DEFAULT = "default"
-LOADABLE_FORMATS = ("bilstm-fastbpe",)
-# LASER2 is a BiLSTM with SentencePiece ("sentencepiece" format); LASER3's sentencepiece-format
-# models are fairseq transformers, which cannot be loaded yet.
-LOADABLE_FAMILIES = ("LASER2",)
 
 
 @dataclass(frozen=True)
@@ -48,10 +44,6 @@ class ModelSpec:
     description: str
     files: tuple[FileSpec, ...]
     languages: tuple[str, ...] = ()  # FLORES-200 codes this model is the official choice for
-
-    @property
-    def loadable(self) -> bool:
-        return self.format in LOADABLE_FORMATS or self.family in LOADABLE_FAMILIES
 
     @property
     def size(self) -> Optional[int]:

@@ -132,7 +132,7 @@ def model_directory(model: str | os.PathLike) -> Path:
 
 
 def named_model_dir(name: str, home: Optional[Path] = None) -> Path:
-    """The directory of a loadable model called `name`: `default` or a downloaded model."""
+    """The directory of the model called `name`: `default` or a downloaded model."""
     if name == DEFAULT:
         directory = shipped_model_dir()
         if directory is None:
@@ -140,9 +140,6 @@ def named_model_dir(name: str, home: Optional[Path] = None) -> Path:
                              "name of a downloaded model (see `laser models`)")
         return directory
     spec = find_model(name, "model directory not found, and not a known model name")
-    if not spec.loadable:
-        raise LaserError(f"{name}: {spec.family} models are transformer checkpoints, which this "
-                         "version cannot load yet (they can be downloaded, not embedded with)")
     directory = model_path(name, home)
     if not directory.is_dir() or not any(directory.iterdir()):
         raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")

@@ -10,7 +10,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import torch
 
-from ..models.bilstm import EOS, pad_batch
+from ..models.sequences import EOS, pad_batch
 from .prepare import language_weights
 
 

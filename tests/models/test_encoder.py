@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from laser.models.bilstm import length_sorted_batches, load_checkpoint
+from laser.models.bilstm import load_checkpoint
+from laser.models.sequences import length_sorted_batches
 from laser.models.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
 from laser.models import registry

@@ -27,7 +27,7 @@ from conftest import DATA, PARITY_MODEL, PARITY2_MODEL
 from file_server import serving
 
 NLLB = "/nllb/laser/"
-LASER3_CHECKPOINT = DATA / "parity3" / "model" / "laser3-A.pt"
+LASER3_CHECKPOINT = DATA / "parity3" / "model" / "A" / "laser3-A.pt"
 SPM = (PARITY2_MODEL / "encoder.spm").read_bytes()
 CVOCAB = (PARITY2_MODEL / "encoder.cvocab").read_bytes()
 # The LASER2 parity model stands in for laser2, the LASER3 parity checkpoint A for two LASER3
@@ -109,6 +109,11 @@ def test_download_by_language_then_chosen_from_the_cache(server, home, sentences
     assert provenance["model_files"]["encoder"] == str(PARITY_MODEL / "encoder.pt") and not stderr
     np.testing.assert_array_equal(np.load(tmp_path / "en.npy"),
                                   Encoder.load(str(PARITY2_MODEL)).encode(SENTENCES, "en"))
+    stderr, provenance = embed(sentences, tmp_path / "ig.npy", "igbo", "-q")
+    assert provenance["model_family"] == "laser3" and not stderr  # the transformer, natively
+    laser3 = Encoder.load(str(LASER3_CHECKPOINT.parent))
+    np.testing.assert_array_equal(np.load(tmp_path / "ig.npy"), laser3.encode(SENTENCES, "ig"))
+    assert laser3.dim == 64
 
 
 def test_precedence_model_then_env_then_downloaded_official_then_default(server, home, sentences,

@@ -9,12 +9,10 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.bilstm import load_checkpoint
 from laser.models.files import ModelFiles
 from laser.models.preprocessing import SentencePiecePreprocessor
 
@@ -137,13 +135,6 @@ def test_laser1_provenance_names_its_family(tmp_path):
                input="hello\n").exit_code == 0
     record = json.loads((tmp_path / "x.npy.json").read_text())
     assert record["model_family"] == "laser1" and record["model_files"]["codes"].endswith(".fcodes")
-
-
-def test_a_transformer_checkpoint_is_a_clear_error(tmp_path):
-    path = tmp_path / "laser3.pt"
-    torch.save({"cfg": {"model": {}}, "model": {}}, path)
-    with pytest.raises(LaserError, match="fairseq transformer checkpoint \\(LASER3\\)"):
-        load_checkpoint(path)
 
 
 def test_laser2_preprocessor_resolves_language_codes():

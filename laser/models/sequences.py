@@ -1,0 +1,73 @@
+"""Token ids and the one batched inference loop, shared by every encoder network.
+
+Dictionaries follow fairseq's convention: `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3. A network is
+an `nn.Module` called as `model(tokens, lengths)` on a right-padded batch, returning one row per
+sentence, with an `output_dim` attribute.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+BOS, PAD, EOS, UNK = 0, 1, 2, 3
+_WHITESPACE = re.compile(r"\s+")
+
+
+def sentence_ids(dictionary: dict[str, int], bpe_line: str, bos: bool = False) -> list[int]:
+    """Dictionary ids of a subword line, unknown subwords as <unk>, then </s>; `bos` puts <s>
+    first."""
+    tokens = _WHITESPACE.sub(" ", bpe_line).strip().split()
+    get = dictionary.get
+    return [BOS] * bos + [get(token, UNK) for token in tokens] + [EOS]
+
+
+# Sentences of B >= MIN_EFFICIENT_BATCH already run the LSTM kernels near full speed, so a batch
+# is closed once its next sentence would waste more than MAX_PADDING of its steps on padding.
+MIN_EFFICIENT_BATCH = 16
+MAX_PADDING = 0.1
+
+
+def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
+                          max_sentences: int | None = None) -> Iterator[np.ndarray]:
+    """Indices of sentences grouped longest first, each batch's padded size within max_tokens.
+
+    A sentence longer than max_tokens gets a batch of its own.
+    """
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    start = 0
+    while start < len(order):
+        longest = max(lengths[order[start]], 1)
+        end = start + 1
+        while end < len(order) and (end - start + 1) * longest <= max_tokens \
+                and (max_sentences is None or end - start < max_sentences) \
+                and (end - start < MIN_EFFICIENT_BATCH
+                     or lengths[order[end]] >= (1 - MAX_PADDING) * longest):
+            end += 1
+        yield order[start:end]
+        start = end
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
+    tokens = torch.full((len(sequences), int(lengths.max())), pad, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        tokens[row, :len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+    return tokens, lengths
+
+
+def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device: torch.device,
+                    max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
+    """The one batched inference loop: id sequences embedded in length-sorted batches, rows
+    returned as float32 in input order."""
+    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
+    lengths = [len(sequence) for sequence in sequences]
+    with torch.inference_mode():
+        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+            tokens, batch_lengths = pad_batch([sequences[i] for i in batch])
+            embeddings = model(tokens.to(device), batch_lengths.to(device))
+            output[batch] = embeddings.float().cpu().numpy()
+    return output
