@@ -74,6 +74,7 @@ def test_exact_graph_is_the_brute_force_graph_on_random_rows(rows, dim, k):
         np.testing.assert_allclose(scores, sims[i], atol=1e-5)
 
 
+@pytest.mark.slow  # the shipped model: loading and embedding a few hundred sentences
 def test_exact_graph_is_the_brute_force_graph_on_real_embeddings(real_rows):
     """Real rows have near-ties (within float32 rounding) that may swap places: each edge's score
     is its true cosine and every row holds the brute-force k best scores."""
@@ -121,6 +122,7 @@ def test_single_row_has_no_edges_and_empty_input_is_refused():
         knn_graph(Vectors(np.ones((0, 4), dtype=np.float32)), 3)
 
 
+@pytest.mark.slow  # the shipped model: loading and embedding a few hundred sentences
 def test_knn_graph_command_writes_a_scipy_npz_with_provenance(tmp_path, real_rows):
     np.save(tmp_path / "en.npy", real_rows)
     out = tmp_path / "en.graph.npz"
@@ -175,6 +177,7 @@ def planted(shipped):
     return lines, copies, shipped.encode(lines, "en")
 
 
+@pytest.mark.slow  # the shipped model: loading and embedding a few hundred sentences
 def test_dedup_keeps_first_occurrences_and_drops_planted_near_duplicates(planted):
     lines, copies, rows = planted
     duplicates = deduplicate(Vectors(rows), DedupOptions(threshold=0.95, k=10))
@@ -186,6 +189,7 @@ def test_dedup_keeps_first_occurrences_and_drops_planted_near_duplicates(planted
         assert lines[original].lower().split() == lines[position].lower().split()
 
 
+@pytest.mark.slow  # the shipped model: loading and embedding a few hundred sentences
 def test_dedup_command_writes_kept_lines_ids_and_report(tmp_path, planted):
     lines, copies, rows = planted
     text = tmp_path / "en.txt"
