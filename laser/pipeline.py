@@ -71,8 +71,9 @@ class EmbedReport:
     def summary(self) -> str:
         """One line for stderr: rows, shape, time and speed."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
+        unit = self.rows_are.split(":")[0]
         return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} sentences/s)")
+                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s)")
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:
