@@ -1,6 +1,7 @@
 """Whole-file jobs, streamed in chunks: embed a text file, or write one of its preprocessing stages."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -69,11 +70,12 @@ class EmbedReport:
     sacremoses_version: str = metadata.version("sacremoses")
 
     def summary(self) -> str:
-        """One line for stderr: rows, shape, time and speed."""
+        """One line for stderr: rows, shape, time, speed and the model used (its directory)."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
         unit = self.rows_are.split(":")[0]
         return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s)")
+                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s) with the model in "
+                f"{os.path.dirname(self.model_encoder)}")
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:

@@ -32,6 +32,13 @@ def read_fixture_lines(path: Path) -> list[str]:
     return lines
 
 
+@pytest.fixture(autouse=True)
+def empty_laser_home(tmp_path_factory, monkeypatch):
+    """An empty download cache: commands pick a language's official model when it is downloaded
+    there, so no test may see the machine's downloads."""
+    monkeypatch.setenv("LASER_HOME", str(tmp_path_factory.mktemp("laser-home")))
+
+
 @pytest.fixture(scope="session")
 def encoder():
     from laser.models.encoder import Encoder

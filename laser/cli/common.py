@@ -48,10 +48,15 @@ def model_options(command):
                      help="Model directory holding one *.pt with *.fcodes and *.fvocab (LASER1) or "
                           "with *.spm and *.cvocab (LASER2), or a model "
                           "name: 'default' (shipped) or one fetched with `laser download` "
-                          "(see `laser models`). Default: $LASER_MODEL, else the shipped model."),
+                          "(see `laser models`). Default: $LASER_MODEL, else the official model "
+                          "of --lang if downloaded, else the shipped model."),
         click.option("--encoder", type=click.Path(dir_okay=False), help="Checkpoint path (instead of --model)."),
         click.option("--bpe-codes", type=click.Path(dir_okay=False), help="fastBPE codes path."),
         click.option("--bpe-vocab", type=click.Path(dir_okay=False), help="fastBPE vocabulary path."),
+        click.option("--spm-model", type=click.Path(dir_okay=False),
+                     help="SentencePiece model path (LASER2/LASER3, with --encoder)."),
+        click.option("--spm-vocab", type=click.Path(dir_okay=False),
+                     help="SentencePiece *.cvocab path (default: the one beside --spm-model)."),
         click.option("--max-tokens", type=click.IntRange(min=1), default=12000, show_default=True,
                      help="Token budget of one batch (padded)."),
         click.option("--max-length", type=click.IntRange(min=1), default=None,
@@ -66,8 +71,8 @@ def model_options(command):
     return command
 
 
-MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "max_tokens", "max_length", "device",
-              "bpe_backend")
+MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "spm_model", "spm_vocab", "max_tokens",
+              "max_length", "device", "bpe_backend")
 
 
 def split_model_options(options: dict) -> dict:
@@ -75,13 +80,17 @@ def split_model_options(options: dict) -> dict:
     return {key: options.pop(key) for key in MODEL_KEYS}
 
 
-def load_encoder(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, device,
-                 bpe_backend):
-    """An Encoder from the values of `model_options`."""
+def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
+                 max_length, device, bpe_backend, lang=None):
+    """An Encoder from the values of `model_options`; `lang` picks its official model when it is
+    downloaded and no model was named (else a one-line note on stderr says what to download)."""
     from ..models.encoder import Encoder
-    from ..models.resolve import resolve_model
-    files = resolve_model(model, encoder, bpe_codes, bpe_vocab)
-    return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
+    from ..models.resolve import ModelRequest, choose_model
+    choice = choose_model(ModelRequest(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab,
+                                       lang))
+    if choice.note:
+        click.echo(f"laser: {choice.note}", err=True)
+    return Encoder(choice.files, device=device, max_tokens=max_tokens, max_length=max_length,
                    bpe_backend=bpe_backend)
 
 

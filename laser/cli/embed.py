@@ -19,7 +19,8 @@ from .common import examples, load_encoder, main, model_options, split_model_opt
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw).")
 @click.option("--lang", "-l", required=True,
-              help="Language code: ISO 639-1 or 639-3 (en, eng, zh, cmn...).")
+              help="Language: FLORES-200 code, ISO 639-1 or 639-3 code or English name "
+                   "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model.")
 @model_options
 @click.option("--fp16", is_flag=True, help="Store float16 instead of float32.")
 @click.option("--format", "fmt", type=click.Choice(["npy", "raw"]), default="npy",
@@ -44,7 +45,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options))
+    encoder = load_encoder(**split_model_options(options), lang=lang)
     options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
     if documents:
         from ..apps.documents import DocumentEncoder
@@ -76,5 +77,5 @@ def preprocess(input_path, output, lang, stage, quiet, **options):
     """Write INPUT after one of the model's preprocessing stages, line for line."""
     from ..pipeline import check_job, preprocess_file
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options))
+    encoder = load_encoder(**split_model_options(options), lang=lang)
     preprocess_file(encoder, input_path, output, lang, stage, progress=not quiet and output != "-")

@@ -13,7 +13,7 @@ import torch
 from .bilstm import EOS, BiLSTMEncoder, embed_sequences, load_checkpoint, sentence_ids
 from ..errors import LaserError
 from .files import ModelFiles
-from .resolve import resolve_model
+from .resolve import official_model_dir, resolve_model
 from .preprocessing import Preprocessor, preprocessor_for
 
 DEFAULT_MAX_TOKENS = 12000
@@ -48,8 +48,13 @@ class Encoder:
         self.max_length = max_length
 
     @classmethod
-    def load(cls, model: Optional[str] = None, **options) -> "Encoder":
-        """Load a model directory (or $LASER_MODEL when None)."""
+    def load(cls, model: Optional[str] = None, lang: Optional[str] = None,
+             download: bool = True, **options) -> "Encoder":
+        """Load `model` (a directory or a model name); else the official model of `lang` (its
+        LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
+        $LASER_MODEL or the shipped default."""
+        if model is None and lang is not None:
+            return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)
 
     @property

@@ -47,6 +47,7 @@ class ModelSpec:
     format: str
     description: str
     files: tuple[FileSpec, ...]
+    languages: tuple[str, ...] = ()  # FLORES-200 codes this model is the official choice for
 
     @property
     def loadable(self) -> bool:
@@ -86,7 +87,8 @@ def _load_manifest(path: str) -> Manifest:
     for entry in data["models"]:
         files = tuple(FileSpec(f["url"], f.get("size"), f.get("sha256")) for f in entry["files"])
         models[entry["name"]] = ModelSpec(entry["name"], entry["family"], entry["format"],
-                                          entry["description"], files)
+                                          entry["description"], files,
+                                          tuple(entry.get("languages", ())))
     return Manifest(data["base_url"].rstrip("/"), models)
 
 

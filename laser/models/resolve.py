@@ -1,29 +1,126 @@
-"""The one model resolver: explicit file paths, a model directory, a model name (`default` or a
-downloaded official model), $LASER_MODEL, else the shipped default."""
+"""The one model resolver. In order: explicit file paths, a model directory or name (`--model`,
+then $LASER_MODEL), the official model of the language when it is already downloaded, else the
+shipped default (with a one-line note naming the download that would give the official model)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from ..errors import LaserError
 from .files import ModelFiles
+from .languages import AmbiguousLanguage, official_language, official_model
 from .registry import DEFAULT, find_model, missing_files, model_path, shipped_model_dir
 
 MODEL_ENV = "LASER_MODEL"
 
 
+@dataclass(frozen=True)
+class ModelRequest:
+    """What a user asked for: explicit files, a model directory or name, and the language."""
+
+    model: Optional[str] = None
+    encoder: Optional[str] = None
+    codes: Optional[str] = None
+    vocab: Optional[str] = None
+    spm: Optional[str] = None
+    spm_vocab: Optional[str] = None
+    lang: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    files: ModelFiles
+    note: Optional[str] = None  # one line for stderr: the language's official model is missing
+
+
 def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
                   codes: Optional[str] = None, vocab: Optional[str] = None) -> ModelFiles:
     """Explicit paths win; then `model` (a directory or a name), $LASER_MODEL, shipped default."""
-    if encoder or codes:
-        if not (encoder and codes):
-            raise LaserError("pass both --encoder and --bpe-codes (and usually --bpe-vocab)")
-        for path in (encoder, codes, vocab):
-            if path and not Path(path).is_file():
-                raise LaserError(f"{path}: file not found")
-        return ModelFiles(Path(encoder), Path(codes), Path(vocab) if vocab else None)
-    return ModelFiles.from_dir(model_directory(model or os.environ.get(MODEL_ENV) or DEFAULT))
+    return choose_model(ModelRequest(model, encoder, codes, vocab)).files
+
+
+def choose_model(request: ModelRequest) -> ModelChoice:
+    """The model `request` means, by the precedence in the module docstring."""
+    if request.encoder or request.codes or request.spm:
+        return ModelChoice(explicit_files(request))
+    named = request.model or os.environ.get(MODEL_ENV)
+    if named:
+        return ModelChoice(ModelFiles.from_dir(model_directory(named)))
+    note = None
+    if request.lang:
+        official, note = installed_official_model(request.lang)
+        if official is not None:
+            return ModelChoice(ModelFiles.from_dir(named_model_dir(official)))
+    return ModelChoice(ModelFiles.from_dir(named_model_dir(DEFAULT)), note)
+
+
+def explicit_files(request: ModelRequest) -> ModelFiles:
+    """The files named one by one: --encoder with --bpe-codes (LASER1) or --spm-model."""
+    if not request.encoder or bool(request.codes) == bool(request.spm):
+        raise LaserError("pass --encoder with either --bpe-codes (LASER1, and usually "
+                         "--bpe-vocab) or --spm-model (LASER2/LASER3)")
+    if (request.vocab and not request.codes) or (request.spm_vocab and not request.spm):
+        raise LaserError("--bpe-vocab goes with --bpe-codes, --spm-vocab with --spm-model")
+    for path in (request.encoder, request.codes, request.vocab, request.spm, request.spm_vocab):
+        if path and not Path(path).is_file():
+            raise LaserError(f"{path}: file not found")
+    if request.codes:
+        return ModelFiles(Path(request.encoder), Path(request.codes),
+                          Path(request.vocab) if request.vocab else None)
+    return ModelFiles(Path(request.encoder), None, None, Path(request.spm),
+                      spm_vocabulary(Path(request.spm), request.spm_vocab))
+
+
+def spm_vocabulary(spm: Path, given: Optional[str]) -> Optional[Path]:
+    """The given *.cvocab, else the one beside the SentencePiece model (as the official
+    `load_model` derives it), else none."""
+    if given:
+        return Path(given)
+    beside = spm.with_suffix(".cvocab")
+    return beside if beside.is_file() else None
+
+
+def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
+    """The name of `lang`'s official model when it is downloaded; otherwise a note saying what
+    to download (none when `lang` has no official model)."""
+    try:
+        code, name = official_language(lang)
+    except AmbiguousLanguage as error:
+        return None, f"using the shipped default model; {error}"
+    except LaserError:
+        return None, None
+    if downloaded_model_dir(name) is not None:
+        return name, None
+    spec = find_model(name)
+    return None, (f"using the shipped default model; for the official {spec.family} encoder of "
+                  f"{code} run: laser download {name}")
+
+
+def official_model_dir(lang: str, download: bool = True, home: Optional[Path] = None) -> Path:
+    """The directory of `lang`'s official model, downloaded now if need be (`fetched_model_dir`)."""
+    return fetched_model_dir(official_model(lang), download, home)
+
+
+def fetched_model_dir(name: str, download: bool = True, home: Optional[Path] = None) -> Path:
+    """The directory of the manifest model `name` in `home` ($LASER_HOME by default), downloaded
+    now when it is not yet and `download` is set (the API's behaviour, as `laser_encoders`)."""
+    if downloaded_model_dir(name, home) is None:
+        if not download:
+            raise LaserError(f"{name}: model not downloaded; run `laser download {name}` (or load "
+                             "it with download=True)")
+        from .download import download_model
+        download_model(name, home=home)
+    return named_model_dir(name, home)
+
+
+def downloaded_model_dir(name: str, home: Optional[Path] = None) -> Optional[Path]:
+    """The directory of the manifest model `name` when it is completely downloaded."""
+    directory = model_path(name, home)
+    if not directory.is_dir() or missing_files(find_model(name), directory):
+        return None
+    return directory
 
 
 def model_directory(model: str | os.PathLike) -> Path:
@@ -34,7 +131,7 @@ def model_directory(model: str | os.PathLike) -> Path:
     return named_model_dir(str(model))
 
 
-def named_model_dir(name: str) -> Path:
+def named_model_dir(name: str, home: Optional[Path] = None) -> Path:
     """The directory of a loadable model called `name`: `default` or a downloaded model."""
     if name == DEFAULT:
         directory = shipped_model_dir()
@@ -46,7 +143,7 @@ def named_model_dir(name: str) -> Path:
     if not spec.loadable:
         raise LaserError(f"{name}: {spec.family} models are transformer checkpoints, which this "
                          "version cannot load yet (they can be downloaded, not embedded with)")
-    directory = model_path(name)
+    directory = model_path(name, home)
     if not directory.is_dir() or not any(directory.iterdir()):
         raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")
     if missing_files(spec, directory):

@@ -9,7 +9,7 @@ from importlib import resources
 
 
 @lru_cache(maxsize=None)
-def _iso_table() -> dict[str, str]:
+def iso_table() -> dict[str, str]:
     """Every ISO 639 code we know, mapped to its 639-1 code ('' where it has none)."""
     text = resources.files("laser").joinpath("data/iso639.txt").read_text("ascii")
     table = {}
@@ -46,11 +46,20 @@ class UnknownLanguageWarning(UserWarning):
 
 @lru_cache(maxsize=None)
 def resolve(code: str) -> Language:
-    """Resolve `de`, `deu`, `ger`, `zh-Hans`, `cmn_Hani`, `ja-JP` ... to a Language."""
+    """Resolve `de`, `deu`, `ger`, `zh-Hans`, `cmn_Hani`, `ja-JP`, `igbo` ... to a Language."""
     base = re.split(r"[-_]", code.strip().lower(), maxsplit=1)[0]
-    table = _iso_table()
+    table = iso_table()
+    if base not in table:
+        base = _base_of_name(code)
     if base not in table:
         warnings.warn(f"unknown language code {code!r}: using the generic Moses rules",
                       UnknownLanguageWarning, stacklevel=2)
         return Language(code, base, known=False)
     return Language(code, table[base] or base, known=True)
+
+
+def _base_of_name(name: str) -> str:
+    """The ISO 639-3 code of an English language name (`igbo` -> `ibo`), else ''."""
+    from .flores import flores_codes_of_name  # here: flores imports this module
+    codes = flores_codes_of_name(name)
+    return codes[0].split("_")[0] if codes else ""

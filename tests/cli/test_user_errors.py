@@ -194,7 +194,8 @@ def test_embed_ends_with_a_summary_unless_quiet(tmp_path):
     result = run("embed", FRENCH, "-o", tmp_path / "fr.npy", "-l", "fr", *MODEL)
     summary = result.stderr.splitlines()[-1]
     match = re.fullmatch(rf"wrote 400 x 80 float32 embeddings to {re.escape(str(tmp_path))}"
-                         r"/fr.npy in (\d+\.\d) s \(([\d,]+) sentences/s\)", summary)
+                         r"/fr.npy in (\d+\.\d) s \(([\d,]+) sentences/s\) with the model in "
+                         + re.escape(str(PARITY_MODEL)), summary)
     assert match, summary
     quiet = run("embed", FRENCH, "-o", tmp_path / "q.npy", "-l", "fr", "-q", *MODEL)
     assert quiet.exit_code == 0 and quiet.stderr == ""
