@@ -47,6 +47,8 @@ setup(
         "transliterate>=1.10",
         "faiss-cpu>=1.7",
         "regex>=2022.1",
+        "sentence-splitter>=1.4",  # laser embed --documents
+        "scipy>=1.9",  # k-NN graphs (sparse matrices)
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",
     ],

@@ -5,7 +5,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import numpy as np
 from tqdm import tqdm
@@ -22,11 +22,20 @@ if TYPE_CHECKING:
 
 CHUNK_LINES = 10000
 
+# Embeds one chunk of lines (encoder, lines, lang): one row per line.
+ChunkEncoder = Callable[["Encoder", list[str], str], np.ndarray]
+
+
+def encode_sentences(encoder: Encoder, lines: list[str], lang: str) -> np.ndarray:
+    """Each line is one sentence: the encoder's row of it."""
+    return encoder.encode(lines, lang)
+
 
 @dataclass(frozen=True)
 class EmbedOptions:
     """How `embed_file` writes: language, `npy` or headerless `raw`, float16, progress bar on
-    stderr, and the provenance sidecar OUTPUT.json."""
+    stderr, the provenance sidecar OUTPUT.json, and what a line is (`encode`: one sentence by
+    default; `laser.apps.documents` embeds whole documents)."""
 
     lang: str
     fmt: str = "npy"
@@ -34,6 +43,8 @@ class EmbedOptions:
     progress: bool = False
     provenance: bool = True
     chunk_lines: int = CHUNK_LINES
+    encode: ChunkEncoder = encode_sentences
+    rows: str = "sentences"  # what a row is, recorded in the sidecar
 
 
 @dataclass
@@ -55,6 +66,7 @@ class EmbedReport:
     bpe_backend: str  # what applied the subwords: fastbpe, python or sentencepiece VERSION
     max_tokens: int
     max_length: Optional[int]
+    rows_are: str = "sentences"
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
     sacremoses_version: str = metadata.version("sacremoses")
@@ -62,8 +74,9 @@ class EmbedReport:
     def summary(self) -> str:
         """One line for stderr: rows, shape, time, speed and the model used (its directory)."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
+        unit = self.rows_are.split(":")[0]
         return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} sentences/s) with the model in "
+                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s) with the model in "
                 f"{os.path.dirname(self.model_encoder)}")
 
 
@@ -98,7 +111,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
         for chunk in _chunks(input_path, options.chunk_lines, options.progress):
-            writer.write(encoder.encode(chunk, options.lang))
+            writer.write(options.encode(encoder, chunk, options.lang))
     digests = encoder.files.file_sha256()
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
@@ -106,7 +119,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
         model_sha256=digests["encoder"], model_family=encoder.family,
         model_files=encoder.files.describe(), model_files_sha256=digests,
         model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
-        max_tokens=encoder.max_tokens, max_length=encoder.max_length,
+        max_tokens=encoder.max_tokens, max_length=encoder.max_length, rows_are=options.rows,
         seconds=time.perf_counter() - started)
     if options.provenance:
         record = asdict(report)

@@ -1,15 +1,20 @@
 """`laser embed` and `laser preprocess`."""
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
+from ..apps.documents import POOLINGS
+from ..errors import LaserError
 from .common import examples, load_encoder, main, model_options, split_model_options
 
 
 @main.command(epilog=examples(
     "laser embed sentences.de -o sentences.npy --lang de",
     "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
-    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs"))
+    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs",
+    "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw).")
@@ -23,20 +28,35 @@ from .common import examples, load_encoder, main, model_options, split_model_opt
                                       "official tools.")
 @click.option("--provenance/--no-provenance", default=True, show_default=True,
               help="Write OUTPUT.json with the model's sha256, language, shape and options.")
+@click.option("--documents", is_flag=True,
+              help="Each line is a document (paragraph): split it into sentences, embed them and "
+                   "pool their rows into the line's row. An empty line gets the row of the empty "
+                   "string.")
+@click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
+              help="With --documents: how the sentence rows of a line are pooled.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
+def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, **options):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
     from ..pipeline import EmbedOptions, check_job, embed_file
+    if pooling != "mean" and not documents:
+        raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
     encoder = load_encoder(**split_model_options(options), lang=lang)
-    report = embed_file(encoder, input_path, output,
-                        EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance))
+    options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
+    if documents:
+        from ..apps.documents import DocumentEncoder
+        splitter = DocumentEncoder(pooling)
+        options = dataclasses.replace(options, encode=splitter, rows=splitter.rows)
+    report = embed_file(encoder, input_path, output, options)
     if not quiet:
         click.echo(report.summary(), err=True)
+        if documents:
+            click.echo(f"pooled {splitter.sentences} sentences into {report.rows} document rows "
+                       f"({pooling})", err=True)
 
 
 @main.command(epilog=examples(

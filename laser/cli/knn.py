@@ -1,4 +1,4 @@
-"""`laser knn build|search|info`: FAISS indexes of sentence embeddings."""
+"""`laser knn build|search|info|graph`: FAISS indexes of sentence embeddings, k-NN graphs."""
 from __future__ import annotations
 
 import json
@@ -10,12 +10,12 @@ import click
 from ..errors import LaserError
 from ..search.index import METRICS
 from .common import encoder_loader, examples, main, model_options
-from .options import dim_option, fp16_option, quiet_option
+from .options import approximate_options, dim_option, fp16_option, quiet_option
 
 
 @main.group()
 def knn() -> None:
-    """Build, inspect and search FAISS indexes of sentence embeddings."""
+    """Build, inspect and search FAISS indexes of sentence embeddings; k-NN graphs."""
 
 
 @knn.command(epilog=examples(
@@ -139,3 +139,39 @@ def info(index_path):
     index, meta = load_index(index_path)
     record = dict(vars(meta), faiss_class=type(index).__name__, trained=bool(index.is_trained))
     click.echo(json.dumps(record, indent=2))
+
+
+@knn.command(epilog=examples(
+    "laser knn graph en.npy -k 10 -o en.graph.npz",
+    "laser knn graph en.txt --lang en -k 5 -o en.graph.npz",
+    "laser knn graph big.npy -k 10 --index IVF4096,Flat --nprobe 64 -o big.graph.npz"))
+@click.argument("source", metavar="INPUT")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Graph file: a scipy.sparse CSR matrix (.npz), metadata in OUTPUT.json.")
+@click.option("-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Neighbours per row.")
+@approximate_options
+@dim_option
+@fp16_option
+@click.option("--lang", "-l", help="INPUT is a text file in this language: embed it now.")
+@model_options
+@quiet_option
+def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
+    """The k-NN graph of the embeddings INPUT (or the sentences of INPUT with --lang): row i holds
+    the k rows most similar to row i (cosine, i itself left out) and their scores."""
+    from ..apps.graph import knn_graph, save_graph
+    from ..io.atomic import check_output_path
+    from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
+    from ..search.vectors import Vectors
+    check_output_path(output)
+    inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
+    encoder = encoder_loader(model)
+    with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
+        result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)
+    save_graph(result, output, dict(
+        rows=result.shape[0], k=k, edges=int(result.nnz), metric="cosine",
+        search=approximate.factory if approximate else "exact", source=os.path.abspath(source),
+        model=inputs.model_sha256(encoder)))
+    if not quiet:
+        click.echo(f"wrote the {k}-NN graph of {result.shape[0]} rows ({result.nnz} edges) to "
+                   f"{output}", err=True)

@@ -29,19 +29,25 @@ def approximate_knn(x: Vectors, y: Vectors, k: int, approximate: ApproximateSear
     """k-NN of x in y and of y in x through a FAISS index of each side (for huge corpora)."""
     if x.dim != y.dim:
         raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
-    found = []
-    for queries, base in ((x, y), (y, x)):
-        index = build_index(base, approximate.factory, "cosine", progress=progress)
-        wanted = min(k, len(base))
-        candidates = search(index, queries, wanted * approximate.refine, nprobe=approximate.nprobe,
-                            progress=progress)
-        del index
-        neighbours = rescored(candidates, queries, base, wanted)
-        if (neighbours.ids < 0).any():
-            raise LaserError(f"the {approximate.factory} index of {base.name} found fewer than k "
-                             "neighbours for some sentences; raise --nprobe or use fewer lists")
-        found.append(neighbours)
-    return found[0], found[1]
+    return (approximate_neighbours(x, y, k, approximate, progress=progress),
+            approximate_neighbours(y, x, k, approximate, progress=progress))
+
+
+def approximate_neighbours(queries: Vectors, base: Vectors, k: int,
+                           approximate: ApproximateSearch, exclude_self: bool = False,
+                           progress: bool = False) -> Neighbours:
+    """k-NN of `queries` in `base` through a FAISS index of `base`, re-scored exactly;
+    `exclude_self`: the queries are the base rows, each one's own row is left out."""
+    index = build_index(base, approximate.factory, "cosine", progress=progress)
+    wanted = min(k, len(base) - exclude_self)
+    candidates = search(index, queries, wanted * approximate.refine, nprobe=approximate.nprobe,
+                        exclude_self=exclude_self, progress=progress)
+    del index
+    neighbours = rescored(candidates, queries, base, wanted)
+    if (neighbours.ids < 0).any():
+        raise LaserError(f"the {approximate.factory} index of {base.name} found fewer than k "
+                         "neighbours for some sentences; raise --nprobe or use fewer lists")
+    return neighbours
 
 
 def rescored(candidates: Neighbours, queries: Vectors, base: Vectors, k: int,

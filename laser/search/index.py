@@ -171,10 +171,10 @@ def search(index: faiss.Index, queries: Vectors, k: int, nprobe: Optional[int] =
             sims[rows], ids[rows] = index.search(block, wanted)
             bar.update(len(block))
     found = Neighbours(sims, ids)
-    return _without_self(found) if exclude_self else found
+    return without_self(found) if exclude_self else found
 
 
-def _without_self(found: Neighbours) -> Neighbours:
+def without_self(found: Neighbours) -> Neighbours:
     """Drop each row's own id (or its last neighbour when the id is not among them)."""
     rows, width = found.ids.shape
     if width == 0:

@@ -1,0 +1,100 @@
+"""Document (paragraph) embeddings: each line is split into sentences, the sentences are embedded,
+and their rows are pooled (mean, or max) into one row per line, as the official SplitLines and
+JoinEmbed tools do.
+
+Sentences are split with Moses' split-sentences rules (the PyPI `sentence-splitter` port): the
+non-breaking prefix lists of its 24 European languages, the generic rules elsewhere, and a split
+after the full stops of scripts written without spaces between sentences (。！？ and others).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from ..errors import LaserError
+from ..text.languages import resolve
+
+if TYPE_CHECKING:
+    from ..models.encoder import Encoder
+
+POOLINGS = ("mean", "max")
+
+# Sentence ends of scripts that put no space after them: CJK full stops, question and
+# exclamation marks, the Devanagari danda, the Arabic question mark, the Ethiopic full stop.
+_UNSPACED_END = re.compile(r"(?<=[。！？｡।॥؟።])(?=\S)")
+
+
+@functools.lru_cache(maxsize=None)
+def sentence_splitter(lang: str) -> Callable[[str], list[str]]:
+    """The sentence splitter of a language (ISO 639-1 or 639-3 code)."""
+    from sentence_splitter import SentenceSplitter
+    code = resolve(lang).moses
+    prefixes = resources.files("sentence_splitter").joinpath("non_breaking_prefixes",
+                                                             f"{code}.txt")
+    if len(code) == 2 and prefixes.is_file():
+        moses = SentenceSplitter(language=code)
+    else:
+        generic = resources.files("laser").joinpath("data/no_nonbreaking_prefixes.txt")
+        moses = SentenceSplitter(language="xx", non_breaking_prefix_file=str(generic))
+
+    def split(text: str) -> list[str]:
+        return [part for sentence in moses.split(text)
+                for part in _UNSPACED_END.split(sentence) if part.strip()]
+    return split
+
+
+def split_document(text: str, lang: str) -> list[str]:
+    """The sentences of one document; an empty (or blank) document is one empty sentence, so
+    that it still gets a row: the embedding of the empty string."""
+    return sentence_splitter(lang)(text) or [""]
+
+
+def pool(rows: np.ndarray, counts: Sequence[int], pooling: str = "mean") -> np.ndarray:
+    """Pool consecutive runs of rows (`counts[i]` rows for document i, each at least 1)."""
+    if pooling not in POOLINGS:
+        raise LaserError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if pooling == "max":
+        return np.maximum.reduceat(rows, starts, axis=0)
+    sums = np.add.reduceat(rows.astype(np.float64), starts, axis=0)
+    return (sums / counts[:, None]).astype(np.float32)
+
+
+@dataclass
+class DocumentEncoder:
+    """A chunk encoder for `laser.pipeline.embed_file` that reads each line as a document; it
+    counts the sentences it embedded."""
+
+    pooling: str = "mean"
+    sentences: int = field(default=0, compare=False)
+
+    def __post_init__(self):
+        if self.pooling not in POOLINGS:
+            raise LaserError(f"unknown pooling {self.pooling!r}; choose one of "
+                             f"{', '.join(POOLINGS)}")
+
+    @property
+    def rows(self) -> str:
+        """What a row is, for the provenance sidecar."""
+        return f"documents: {self.pooling} of the rows of their sentences"
+
+    def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> np.ndarray:
+        parts = [split_document(document, lang) for document in documents]
+        sentences = [sentence for part in parts for sentence in part]
+        self.sentences += len(sentences)
+        return pool(encoder.encode(sentences, lang), [len(part) for part in parts],
+                    self.pooling)
+
+
+def embed_documents(encoder: Encoder, documents: Sequence[str], lang: str,
+                    pooling: str = "mean") -> np.ndarray:
+    """One row per document (paragraph): the `pooling` of the rows of its sentences."""
+    if isinstance(documents, str):
+        return embed_documents(encoder, [documents], lang, pooling)[0]
+    return DocumentEncoder(pooling)(encoder, list(documents), lang)
