@@ -325,16 +325,16 @@ class PairFilter:
     score = probabilities
 
     def check_model(self, sha256: Optional[str], dim: int, name: str) -> None:
-        """Refuse embeddings of another dimension, or of another model when both are known."""
-        if dim != self.record["dim"]:
-            raise LaserError(f"{name}: {dim}-d embeddings, but the filter was trained on "
-                             f"{self.record['dim']}-d ones")
+        """Refuse embeddings of another model (when both are known) or of another dimension."""
         trained = self.record["model_sha256"]
         if sha256 and trained and sha256 != trained:
             raise LaserError(f"{name}: embeddings of model {sha256[:12]}, but the filter was "
                              f"trained on model {trained[:12]} "
                              f"({self.record['model_files'].get('encoder', 'unknown file')}); "
                              "score with the model it was trained on")
+        if dim != self.record["dim"]:
+            raise LaserError(f"{name}: {dim}-d embeddings, but the filter was trained on "
+                             f"{self.record['dim']}-d ones")
 
     def save(self, directory: str | Path) -> None:
         """Write weights.npz and filter.json into `directory` (created), each atomically."""
