@@ -8,13 +8,13 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..io.atomic import replace_atomically
+from ..io.atomic import check_output_path, replace_atomically
 from ..version import __version__
 
 FORMAT = 1
@@ -293,6 +293,7 @@ class PairFilter:
               options: FilterOptions = FilterOptions(), progress: bool = False,
               info: Optional[dict] = None) -> "PairFilter":
         """Learn from the parallel rows src[i] <-> trg[i]; `info` is recorded as given."""
+        src, trg = np.asarray(src), np.asarray(trg)
         if len(src) != len(trg):
             raise LaserError(f"{len(src)} source rows but {len(trg)} target rows")
         if src.ndim != 2 or src.shape[1] != model.dim or trg.shape[1:] != (model.dim,):
@@ -309,6 +310,7 @@ class PairFilter:
 
     def probabilities(self, src: np.ndarray, trg: np.ndarray) -> np.ndarray:
         """P(translation) of src[i] <-> trg[i] for every i (float32), computed in blocks."""
+        src, trg = np.asarray(src), np.asarray(trg)
         if src.shape != trg.shape or src.ndim != 2 or src.shape[1] != self.record["dim"]:
             raise LaserError(f"expected two row-aligned matrices of dimension "
                              f"{self.record['dim']}, got {src.shape} and {trg.shape}")
@@ -324,6 +326,22 @@ class PairFilter:
 
     score = probabilities
 
+    @classmethod
+    def train_texts(cls, encoder, src: Sequence[str], trg: Sequence[str], src_lang: str,
+                    trg_lang: str, options: FilterOptions = FilterOptions(),
+                    progress: bool = False) -> "PairFilter":
+        """Learn from parallel sentences src[i] <-> trg[i], embedded with `encoder`."""
+        return cls.train(encoder.encode(src, src_lang), encoder.encode(trg, trg_lang),
+                         EmbeddingModel.of(encoder), options, progress,
+                         {"src_lang": src_lang, "trg_lang": trg_lang})
+
+    def score_texts(self, encoder, src: Sequence[str], trg: Sequence[str], src_lang: str,
+                    trg_lang: str) -> np.ndarray:
+        """P(translation) of sentence pairs, embedded with `encoder` (the model trained on)."""
+        model = EmbeddingModel.of(encoder)
+        self.check_model(model.sha256, model.dim, str(encoder.files.encoder))
+        return self.probabilities(encoder.encode(src, src_lang), encoder.encode(trg, trg_lang))
+
     def check_model(self, sha256: Optional[str], dim: int, name: str) -> None:
         """Refuse embeddings of another model (when both are known) or of another dimension."""
         trained = self.record["model_sha256"]
@@ -338,10 +356,8 @@ class PairFilter:
 
     def save(self, directory: str | Path) -> None:
         """Write weights.npz and filter.json into `directory` (created), each atomically."""
-        directory = Path(directory)
-        if directory.exists() and not directory.is_dir():
-            raise LaserError(f"{directory}: exists and is not a directory")
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = check_filter_dir(directory)
+        directory.mkdir(exist_ok=True)
 
         def write_weights(tmp: str) -> None:
             with open(tmp, "wb") as f:
@@ -368,6 +384,16 @@ class PairFilter:
         if weights["hidden_weight"].shape[1] != 4 * record.get("dim", -1):
             raise LaserError(f"{directory}: weights do not match the recorded dimension")
         return cls(weights, record)
+
+
+def check_filter_dir(directory: str | Path) -> Path:
+    """Refuse, before any work, a filter folder that cannot be written: an existing file, a
+    missing parent, or no permission."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise LaserError(f"{directory}: exists and is not a directory")
+    check_output_path(directory / RECORD if directory.is_dir() else directory)
+    return directory
 
 
 def progress_bar(total: int, show: bool, unit: str, desc: str) -> tqdm:

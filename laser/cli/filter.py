@@ -67,7 +67,8 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
                   patience, dev_share, learning_rate, seed, quiet, **model):
     """Train a pair filter on the parallel pairs of PAIRS (src<TAB>trg lines)."""
     from ..apps.pair_files import train_from_file
-    from ..apps.pair_filter import FilterOptions
+    from ..apps.pair_filter import FilterOptions, check_filter_dir
+    check_filter_dir(filter_dir)
     options = FilterOptions(hidden=hidden, random_negatives=random_negatives,
                             hard_negatives=hard_negatives, dev_share=dev_share, epochs=epochs,
                             patience=patience, learning_rate=learning_rate, seed=seed)

@@ -208,3 +208,26 @@ def test_cli_train_refuses_an_empty_file(tmp_path):
                               "-o", tmp_path / "f"))
     assert line == f"laser: error: {empty}: empty file, no pairs"
     assert not (tmp_path / "f").exists()
+
+
+def test_sentences_score_as_their_embeddings_and_other_models_are_refused(trained, embedded,
+                                                                          shipped, encoder):
+    pairs = dev_pairs("deu", 20, skip=TRAIN)
+    src, trg = [p[0] for p in pairs], [p[1] for p in pairs]
+    x, y = (side[TRAIN:TRAIN + 20] for side in embedded)
+    np.testing.assert_allclose(trained.score_texts(shipped, src, trg, "de", "en"),
+                               trained.probabilities(x, y), atol=1e-5)
+    with pytest.raises(LaserError, match="the filter was trained on model"):
+        trained.score_texts(encoder, src, trg, "de", "en")
+
+
+def test_cli_train_refuses_an_unwritable_folder_before_any_work(tmp_path):
+    pairs = write_tsv(tmp_path / "pos.tsv", dev_pairs("fra", 30))
+    taken = tmp_path / "taken"
+    taken.write_text("a file")
+    line = one_error_line(run("filter", "train", pairs, "--src-lang", "fr", "--trg-lang", "en",
+                              "-o", taken, "--model", "/no/such/model"))
+    assert line == f"laser: error: {taken}: exists and is not a directory"
+    line = one_error_line(run("filter", "train", pairs, "--src-lang", "fr", "--trg-lang", "en",
+                              "-o", tmp_path / "no" / "f", "--model", "/no/such/model"))
+    assert "output directory does not exist" in line
