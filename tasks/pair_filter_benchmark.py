@@ -15,7 +15,7 @@ the main one.
 Benchmark: exactly calibrate_threshold's tasks (languages, --pairs, --orphans, --distractors,
 seed), mined at the `laser mine` defaults at threshold 0; every mined pair is then kept or
 dropped by (a) its margin score, (b) the filter's probability, (c) both (margin > t and
-probability > p). Precision, recall and F1 against the gold pairs are pooled over the languages
+probability > p); plain cosine, a pair-only score like the filter's, for reference. Precision, recall and F1 against the gold pairs are pooled over the languages
 (one threshold for all); "best" thresholds are chosen on the benchmark itself, for every rule
 alike. Tables on stdout, progress on stderr.
 """
@@ -33,28 +33,32 @@ import torch
 from calibrate_threshold import (GRID, Mined, curve, embed_english, gold_flags, log, make_tasks,
                                  mined_pairs, pick_languages)
 from laser.apps.pair_filter import EmbeddingModel, FilterOptions, PairFilter
+from laser.mining.mine import aligned_similarities
 from laser.models.encoder import Encoder
+from laser.search.vectors import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
 
 PROBABILITIES = np.round(np.arange(0.0, 1.0, 0.001), 3)
 COMBINED_MARGINS = np.round(np.arange(0.90, 1.30, 0.01), 2)
+COSINES = np.round(np.arange(0.0, 1.0, 0.001), 3)
 PRECISIONS = (0.90, 0.95)
 
 
 @dataclass
 class Candidates:
-    """Every mined pair of the benchmark: its language, margin, filter probabilities (one array
-    per filter) and whether it is gold; `gold` counts the gold pairs of each language."""
+    """Every mined pair of the benchmark: its language, margin, cosine, filter probabilities (one
+    array per filter) and whether it is gold; `gold` counts the gold pairs of each language."""
 
     lang: np.ndarray
     margin: np.ndarray
+    cosine: np.ndarray
     probability: dict[str, np.ndarray]
     correct: np.ndarray
     gold: dict[str, int]
 
     def select(self, keep: np.ndarray, lang: Optional[str] = None) -> "Candidates":
         gold = {lang: self.gold[lang]} if lang else self.gold
-        return Candidates(self.lang[keep], self.margin[keep],
+        return Candidates(self.lang[keep], self.margin[keep], self.cosine[keep],
                           {k: v[keep] for k, v in self.probability.items()}, self.correct[keep],
                           gold)
 
@@ -132,6 +136,8 @@ def comparison(candidates: Candidates, names: list[str]) -> list[Point]:
     rows = [point("mined, no threshold", "-", margin, GRID, 0),
             point("(a) margin, recommended", "> 1.100", margin, GRID, at(GRID, 1.10))]
     rows += best_points("(a) margin", margin, GRID, ".3f")
+    cosine = candidates.ranked(candidates.cosine)
+    rows += best_points("cosine", cosine, COSINES, ".3f")
     for name in names:
         mined = candidates.ranked(candidates.probability[name])
         rows.append(point(f"(b) filter {name}", "> 0.500", mined, PROBABILITIES,
@@ -197,11 +203,13 @@ def benchmark(encoder: Encoder, args: argparse.Namespace, languages: list[str],
         pairs = mined_pairs(task, x, y)
         probability = {name: f.probabilities(x[pairs.src], y[pairs.trg])
                        for name, f in filters.items()}
+        cosine = aligned_similarities(Vectors(x), Vectors(y), pairs.src, pairs.trg)
         parts.append(Candidates(np.full(len(pairs), task.lang), pairs.score.astype(np.float64),
-                                probability, gold_flags(task, pairs), {task.lang: len(task.gold)}))
+                                cosine.astype(np.float64), probability, gold_flags(task, pairs), {task.lang: len(task.gold)}))
         log(f"{task.lang}: {len(pairs)} pairs mined")
     return Candidates(np.concatenate([p.lang for p in parts]),
                       np.concatenate([p.margin for p in parts]),
+                      np.concatenate([p.cosine for p in parts]),
                       {name: np.concatenate([p.probability[name] for p in parts])
                        for name in filters},
                       np.concatenate([p.correct for p in parts]),
