@@ -15,9 +15,9 @@ the main one.
 Benchmark: exactly calibrate_threshold's tasks (languages, --pairs, --orphans, --distractors,
 seed), mined at the `laser mine` defaults at threshold 0; every mined pair is then kept or
 dropped by (a) its margin score, (b) the filter's probability, (c) both (margin > t and
-probability > p); plain cosine, a pair-only score like the filter's, for reference. Precision, recall and F1 against the gold pairs are pooled over the languages
-(one threshold for all); "best" thresholds are chosen on the benchmark itself, for every rule
-alike. Tables on stdout, progress on stderr.
+probability > p); plain cosine, a pair-only score like the filter's, for reference. Precision,
+recall and F1 against the gold pairs are pooled over the languages (one threshold for all);
+"best" thresholds are chosen on the benchmark itself, for every rule alike. Tables on stdout, progress on stderr.
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ class Candidates:
 
 @dataclass
 class Point:
-    """One rule at one threshold: precision, recall, F1 and pairs kept."""
+    """One rule at one threshold (as text and as numbers): precision, recall, F1, pairs kept."""
 
     rule: str
     threshold: str
@@ -77,15 +77,17 @@ class Point:
     recall: float
     f1: float
     kept: int
+    values: tuple[float, ...] = ()
 
     def cells(self) -> list[str]:
         return [self.rule, self.threshold, f"{100 * self.precision:.1f}",
                 f"{100 * self.recall:.1f}", f"{100 * self.f1:.1f}", str(self.kept)]
 
 
-def point(rule: str, threshold: str, mined: Mined, grid: np.ndarray, i: int) -> Point:
+def point(rule: str, threshold: str, mined: Mined, grid: np.ndarray, i: int,
+          values: tuple[float, ...] = ()) -> Point:
     c = curve(mined, grid)
-    return Point(rule, threshold, c.precision[i], c.recall[i], c.f1[i], int(c.kept[i]))
+    return Point(rule, threshold, c.precision[i], c.recall[i], c.f1[i], int(c.kept[i]), values)
 
 
 def at(grid: np.ndarray, value: float) -> int:
@@ -114,19 +116,20 @@ def combined_points(candidates: Candidates, name: str) -> list[Point]:
         part = candidates.select(candidates.margin > margin)
         mined = part.ranked(part.probability[name])
         c = curve(mined, PROBABILITIES)
-        threshold = lambda i: f"margin > {margin:.2f}, p > {PROBABILITIES[i]:.3f}"  # noqa: E731
+
+        def both(rule: str, i: int) -> Point:
+            return point(rule, f"margin > {margin:.2f}, p > {PROBABILITIES[i]:.3f}", mined,
+                         PROBABILITIES, i, (float(margin), float(PROBABILITIES[i])))
         i = int(np.argmax(c.f1))
         if "f1" not in best or c.f1[i] > best["f1"][0]:
-            best["f1"] = (c.f1[i], point("(c) both, best F1", threshold(i), mined,
-                                         PROBABILITIES, i))
+            best["f1"] = (c.f1[i], both("(c) both, best F1", i))
         for target in PRECISIONS:
             ok = np.flatnonzero(c.precision >= target)
             if len(ok):
                 i = int(ok[np.argmax(c.recall[ok])])
                 key = f"P >= {target:.2f}"
                 if key not in best or c.recall[i] > best[key][0]:
-                    best[key] = (c.recall[i], point(f"(c) both, most recall at {key}",
-                                                    threshold(i), mined, PROBABILITIES, i))
+                    best[key] = (c.recall[i], both(f"(c) both, most recall at {key}", i))
     return [value[1] for value in best.values()]
 
 
@@ -148,8 +151,9 @@ def comparison(candidates: Candidates, names: list[str]) -> list[Point]:
 
 def per_language(candidates: Candidates, name: str, combined: Point) -> str:
     """P/R/F1 of each language at the pooled thresholds: margin 1.10, filter 0.5, (c) best."""
-    margin_t, prob_t = (float(part.split("> ")[1]) for part in combined.threshold.split(", "))
-    lines = [f"| lang | gold | (a) margin > 1.10 | (b) filter {name} > 0.5 | (c) {combined.threshold} |",
+    margin_t, prob_t = combined.values
+    lines = [f"| lang | gold | (a) margin > 1.10 | (b) filter {name} > 0.5 | "
+             f"(c) {combined.threshold} |",
              "|---|---:|---:|---:|---:|"]
     for lang in candidates.gold:
         part = candidates.select(candidates.lang == lang, lang)
@@ -158,7 +162,8 @@ def per_language(candidates: Candidates, name: str, combined: Point) -> str:
         for keep in (part.margin > 1.10, prob > 0.5, (part.margin > margin_t) & (prob > prob_t)):
             hits, kept = int(part.correct[keep].sum()), int(keep.sum())
             p, r = hits / max(kept, 1), hits / part.gold[lang]
-            cells.append(f"{100 * p:.1f} / {100 * r:.1f} / {100 * (2 * p * r / max(p + r, 1e-9)):.1f}")
+            f1 = 2 * p * r / max(p + r, 1e-9)
+            cells.append(f"{100 * p:.1f} / {100 * r:.1f} / {100 * f1:.1f}")
         lines.append(f"| {lang} | {part.gold[lang]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -205,7 +210,8 @@ def benchmark(encoder: Encoder, args: argparse.Namespace, languages: list[str],
                        for name, f in filters.items()}
         cosine = aligned_similarities(Vectors(x), Vectors(y), pairs.src, pairs.trg)
         parts.append(Candidates(np.full(len(pairs), task.lang), pairs.score.astype(np.float64),
-                                cosine.astype(np.float64), probability, gold_flags(task, pairs), {task.lang: len(task.gold)}))
+                                cosine.astype(np.float64), probability, gold_flags(task, pairs),
+                                {task.lang: len(task.gold)}))
         log(f"{task.lang}: {len(pairs)} pairs mined")
     return Candidates(np.concatenate([p.lang for p in parts]),
                       np.concatenate([p.margin for p in parts]),

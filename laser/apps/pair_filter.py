@@ -215,7 +215,8 @@ def _evaluate(net, split: _Split, loss_fn, batch: int) -> dict:
 def _network(dim: int, options: FilterOptions):
     import torch
     return torch.nn.Sequential(torch.nn.Linear(4 * dim, options.hidden), torch.nn.ReLU(),
-                               torch.nn.Dropout(options.dropout), torch.nn.Linear(options.hidden, 1))
+                               torch.nn.Dropout(options.dropout),
+                               torch.nn.Linear(options.hidden, 1))
 
 
 def _train_network(train: _Split, dev: _Split, options: FilterOptions,

@@ -56,7 +56,8 @@ def pair_sides(command):
 @click.option("--patience", type=click.IntRange(min=1), default=3, show_default=True,
               help="Stop after this many epochs without a better dev loss.")
 @click.option("--dev-share", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.1, show_default=True, help="Share of the pairs held out for early stopping.")
+              default=0.1, show_default=True,
+              help="Share of the pairs held out for early stopping.")
 @click.option("--learning-rate", type=click.FloatRange(0, min_open=True), default=1e-3,
               show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True,
