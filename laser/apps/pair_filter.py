@@ -24,6 +24,7 @@ WEIGHT_NAMES = ("hidden_weight", "hidden_bias", "output_weight", "output_bias")
 # A target this close (cosine) to the true partner says the same thing: not a negative.
 SAME_MEANING = 0.95
 SCORE_BLOCK = 8192
+MIN_PAIRS = 20
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,8 @@ def build_examples(x: np.ndarray, y: np.ndarray, options: FilterOptions,
         src_parts.append(hard_src)
         trg_parts.append(hard_trg)
         hard_count = len(hard_src)
-    neg_src, neg_trg = np.concatenate(src_parts), np.concatenate(trg_parts)
-    unique = np.unique(np.stack([neg_src, neg_trg]), axis=1)
-    neg_src, neg_trg = unique
+    drawn = np.stack([np.concatenate(src_parts), np.concatenate(trg_parts)])
+    neg_src, neg_trg = np.unique(drawn, axis=1)
     same = ((y[neg_trg] * y[neg_src]).sum(axis=1) >= SAME_MEANING) | \
         ((x[neg_src] * x[neg_trg]).sum(axis=1) >= SAME_MEANING)
     neg_src, neg_trg = neg_src[~same], neg_trg[~same]
@@ -164,11 +164,8 @@ def build_examples(x: np.ndarray, y: np.ndarray, options: FilterOptions,
     counts = {"positives": size, "negatives": len(neg_src),
               "negatives_drawn": {"random": size * options.random_negatives, "hard": hard_count},
               "negatives_dropped": {"same_meaning": int(same.sum()),
-                                    "duplicates": len(np.concatenate(src_parts)) - len(same)}}
+                                    "duplicates": drawn.shape[1] - len(same)}}
     return examples, counts
-
-
-MIN_PAIRS = 20
 
 
 def split_rows(size: int, share: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
