@@ -93,6 +93,7 @@ def test_auc_counts_ties_as_half():
     assert auc(np.array([0.1, 0.9, 0.5, 0.5]), np.array([0, 1, 1, 0])) == pytest.approx(0.875)
 
 
+@pytest.mark.slow  # trains a filter (module fixture)
 def test_saved_filter_records_the_model_and_scores_the_same(tmp_path, trained, embedded, shipped):
     trained.save(tmp_path / "f")
     record = json.loads((tmp_path / "f" / "filter.json").read_text())
@@ -104,6 +105,7 @@ def test_saved_filter_records_the_model_and_scores_the_same(tmp_path, trained, e
     np.testing.assert_array_equal(loaded.probabilities(x, y), trained.probabilities(x, y))
 
 
+@pytest.mark.slow  # trains a filter (module fixture)
 def test_another_model_is_refused(trained):
     with pytest.raises(LaserError, match="trained on model"):
         trained.check_model("0" * 64, trained.record["dim"], "x.npy")
@@ -112,6 +114,7 @@ def test_another_model_is_refused(trained):
     trained.check_model(None, trained.record["dim"], "x.npy")  # unknown model: accepted
 
 
+@pytest.mark.slow  # trains a filter (module fixture)
 def test_too_few_pairs_and_bad_options_are_refused(shipped, embedded):
     x, y = embedded
     with pytest.raises(LaserError, match="at least 20 pairs"):
@@ -210,6 +213,7 @@ def test_cli_train_refuses_an_empty_file(tmp_path):
     assert not (tmp_path / "f").exists()
 
 
+@pytest.mark.slow  # trains a filter (module fixture)
 def test_sentences_score_as_their_embeddings_and_other_models_are_refused(trained, embedded,
                                                                           shipped, encoder):
     pairs = dev_pairs("deu", 20, skip=TRAIN)
