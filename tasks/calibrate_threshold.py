@@ -38,6 +38,7 @@ import torch
 
 from laser.mining.corpus import Corpus
 from laser.mining.mine import MineOptions, mine
+from laser.mining.retrieval import Pairs
 from laser.mining.summary import ScoreSummary
 from laser.models.encoder import Encoder
 from laser.search.vectors import Vectors
@@ -164,13 +165,22 @@ def corpus(name: str, size: int) -> Corpus:
     return Corpus(name, every, every, every)
 
 
-def mine_task(task: Task, x: np.ndarray, y: np.ndarray) -> Mined:
+def mined_pairs(task: Task, x: np.ndarray, y: np.ndarray) -> Pairs:
     """Mine at the `laser mine` defaults (threshold 0: every pair `max` retrieval can keep)."""
     src, trg = corpus(f"{task.lang} dev", len(x)), corpus("eng dev", len(y))
-    pairs = mine(src, trg, Vectors(x, f"{task.lang} dev"), Vectors(y, "eng dev"), MineOptions())
-    correct = np.array([(s, t) in task.gold for s, t in zip(pairs.src.tolist(),
-                                                            pairs.trg.tolist())], dtype=bool)
-    return Mined(pairs.score.astype(np.float64), correct, len(task.gold))
+    return mine(src, trg, Vectors(x, f"{task.lang} dev"), Vectors(y, "eng dev"), MineOptions())
+
+
+def gold_flags(task: Task, pairs: Pairs) -> np.ndarray:
+    """Whether each mined pair is a gold pair."""
+    return np.array([(s, t) in task.gold for s, t in zip(pairs.src.tolist(), pairs.trg.tolist())],
+                    dtype=bool)
+
+
+def mine_task(task: Task, x: np.ndarray, y: np.ndarray) -> Mined:
+    """The mined pairs' margin scores (best first) and whether each is gold."""
+    pairs = mined_pairs(task, x, y)
+    return Mined(pairs.score.astype(np.float64), gold_flags(task, pairs), len(task.gold))
 
 
 def curve(mined: Mined, thresholds: np.ndarray = GRID) -> Curve:
