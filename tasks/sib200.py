@@ -6,9 +6,10 @@
 SIB_DIR holds LANG/train.tsv and LANG/dev.tsv (`index_id<TAB>category<TAB>text`, with a header)
 for eng_Latn and the other languages. The classifier of `laser classify` (an MLP on the frozen
 embeddings, default options) is trained on eng_Latn/train, stopped early on eng_Latn/dev, and
-applied unchanged to each other language's dev split. Prints accuracy and macro-F1 per language
-and the mean accuracy over the other languages; --chart draws them as a bar chart (needs
-matplotlib, a task-only dependency).
+applied unchanged to each other language's dev split. Prints accuracy and macro-F1 per language,
+the mean accuracy over the other languages, and the accuracy pooled over FLORES dev rows and over
+FLORES devtest rows (index_id >= 997; the shipped model's training corpus holds their
+translations). --chart draws a bar chart (needs matplotlib, a task-only dependency).
 """
 from __future__ import annotations
 
@@ -24,33 +25,51 @@ from laser.eval.classification import Evaluation
 from laser.models.encoder import Encoder
 
 PIVOT = "eng_Latn"
+FIRST_DEVTEST_ID = 997  # FLORES-200 devtest sentences, which the shipped model's corpus holds
+PARTS = ("FLORES dev", "FLORES devtest")
 
 
-def read_split(path: Path) -> tuple[list[str], list[str]]:
-    """(labels, texts) of a SIB-200 file: a header, then index_id, category, text."""
+def read_split(path: Path) -> tuple[list[int], list[str], list[str]]:
+    """(index ids, labels, texts) of a SIB-200 file: a header, then index_id, category, text."""
     rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
     if any(len(row) != 3 for row in rows):
         sys.exit(f"{path}: expected index_id<TAB>category<TAB>text rows")
-    return [row[1] for row in rows], [row[2] for row in rows]
+    return [int(row[0]) for row in rows], [row[1] for row in rows], [row[2] for row in rows]
 
 
-def embedded(encoder: Encoder, path: Path) -> Labelled:
-    labels, texts = read_split(path)
-    return Labelled(embed(encoder, texts, path.parent.name), labels, str(path))
+def embedded(encoder: Encoder, path: Path) -> tuple[Labelled, np.ndarray]:
+    """The split embedded in its language, and which rows are FLORES devtest sentences."""
+    ids, labels, texts = read_split(path)
+    data = Labelled(embed(encoder, texts, path.parent.name), labels, str(path))
+    return data, np.array(ids) >= FIRST_DEVTEST_ID
 
 
-def markdown(results: dict[str, Evaluation], english: Evaluation, model: str, seed: int,
-             seconds: float) -> str:
+def split_scores(classifier: Classifier, data: Labelled, devtest: np.ndarray) -> dict:
+    """Scores on the FLORES dev rows and on the FLORES devtest rows of `data`."""
+    return {part: classifier.evaluate(Labelled(
+                data.vectors[rows], [label for label, keep in zip(data.labels, rows) if keep]))
+            for part, rows in zip(PARTS, (~devtest, devtest))}
+
+
+def markdown(results: dict[str, Evaluation], by_part: dict[str, Evaluation],
+             english: dict[str, Evaluation], model: str, seed: int, seconds: float) -> str:
     accuracies = [result.accuracy for result in results.values()]
     lines = [f"Mean zero-shot accuracy over {len(results)} languages: "
              f"**{100 * np.mean(accuracies):.2f}%** (min {100 * min(accuracies):.2f}%, max "
              f"{100 * max(accuracies):.2f}%; chance 14.29%). English dev (used for early "
-             f"stopping): {100 * english.accuracy:.2f}%.",
+             f"stopping): {100 * english['all'].accuracy:.2f}%.",
+             f"By FLORES split, the {len(results)} languages pooled: {parts(by_part)}; "
+             f"English: {parts(english)}.",
              f"Model `{model}`, seed {seed}, {seconds:.0f} s on this machine.", "",
              "| language | dev accuracy % | dev macro-F1 % |", "|---|---:|---:|"]
     for lang, result in sorted(results.items(), key=lambda item: -item[1].accuracy):
         lines.append(f"| {lang} | {100 * result.accuracy:.2f} | {100 * result.macro_f1:.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def parts(scores: dict[str, Evaluation]) -> str:
+    return ", ".join(f"{part} rows {100 * scores[part].accuracy:.2f}% ({scores[part].examples})"
+                     for part in PARTS)
 
 
 def draw_chart(results: dict[str, Evaluation], path: Path, title: str) -> None:
@@ -87,18 +106,23 @@ def main() -> None:
     started = time.perf_counter()
     encoder = Encoder.load(args.model)
     pivot = args.sib_dir / PIVOT
-    english_dev = embedded(encoder, pivot / "dev.tsv")
-    classifier = Classifier.train(embedded(encoder, pivot / "train.tsv"), ModelId.of(encoder.files),
-                                  english_dev, TrainOptions(seed=args.seed))
-    english = classifier.evaluate(english_dev)
-    results = {}
+    english_dev, english_devtest = embedded(encoder, pivot / "dev.tsv")
+    classifier = Classifier.train(embedded(encoder, pivot / "train.tsv")[0],
+                                  ModelId.of(encoder.files), english_dev,
+                                  TrainOptions(seed=args.seed))
+    english = {"all": classifier.evaluate(english_dev),
+               **split_scores(classifier, english_dev, english_devtest)}
+    results, by_part = {}, {}
     for directory in sorted(path for path in args.sib_dir.iterdir() if path.is_dir()):
-        if directory.name != PIVOT:
-            results[directory.name] = classifier.evaluate(embedded(encoder, directory / "dev.tsv"))
-            print(f"{directory.name}\t{100 * results[directory.name].accuracy:.2f}",
-                  file=sys.stderr)
+        if directory.name == PIVOT:
+            continue
+        dev, devtest = embedded(encoder, directory / "dev.tsv")
+        results[directory.name] = classifier.evaluate(dev)
+        for part, scores in split_scores(classifier, dev, devtest).items():
+            by_part[part] = by_part[part] + scores if part in by_part else scores
+        print(f"{directory.name}\t{100 * results[directory.name].accuracy:.2f}", file=sys.stderr)
     model = args.model or "default"
-    table = markdown(results, english, model, args.seed, time.perf_counter() - started)
+    table = markdown(results, by_part, english, model, args.seed, time.perf_counter() - started)
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")
     if args.chart:

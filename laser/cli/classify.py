@@ -19,7 +19,7 @@ def classify() -> None:
 @classify.command(epilog=examples(
     "laser classify train train.en.tsv --lang en --dev dev.en.tsv -o topics",
     "laser classify train --embeddings train.npy --labels train.labels -o topics"))
-@click.argument("train_path", metavar="TRAIN", required=False)
+@click.argument("train_path", metavar="[TRAIN]", required=False)
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False),
               help="Classifier directory to write (classifier.json + classifier.pt).")
 @lang_option
@@ -72,7 +72,7 @@ def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings
     "laser classify predict topics test.de.txt --lang de -o predictions.txt",
     "laser classify predict topics --embeddings test.npy"))
 @click.argument("classifier_dir", metavar="CLF_DIR")
-@click.argument("input_path", metavar="INPUT", required=False)
+@click.argument("input_path", metavar="[INPUT]", required=False)
 @click.option("--output", "-o", default="-", show_default=True,
               help="Labels, one per input line ('-': stdout).")
 @lang_option
@@ -94,7 +94,7 @@ def predict(classifier_dir, input_path, output, lang, embeddings, quiet, **optio
     "laser classify eval topics dev.fr.tsv --lang fr",
     "laser classify eval topics --embeddings dev.npy --labels dev.labels --json"))
 @click.argument("classifier_dir", metavar="CLF_DIR")
-@click.argument("test_path", metavar="TEST", required=False)
+@click.argument("test_path", metavar="[TEST]", required=False)
 @lang_option
 @click.option("--embeddings", help="Evaluate on these embeddings instead of TEST.")
 @click.option("--labels", help="With --embeddings: one label per row.")
