@@ -136,7 +136,9 @@ class Classifier:
                     options: TrainOptions = TrainOptions(), progress: bool = False) -> Classifier:
         """Embed labelled sentences of `lang` (and the optional dev `(texts, labels)`), then train."""
         train = Labelled(embed(encoder, texts, lang, progress), list(labels), "train")
-        dev_set = Labelled(embed(encoder, dev[0], lang, progress), list(dev[1]), "dev") if dev else None
+        dev_set = None
+        if dev:
+            dev_set = Labelled(embed(encoder, dev[0], lang, progress), list(dev[1]), "dev")
         return cls.train(train, ModelId.of(encoder.files), dev_set, options, progress)
 
     @property
@@ -171,6 +173,7 @@ class Classifier:
 
     def evaluate_texts(self, encoder: Encoder, texts: Sequence[str], labels: Sequence[str],
                        lang: str) -> Evaluation:
+        """Embed labelled sentences of any language `encoder` knows, then evaluate."""
         self.check_model(ModelId.of(encoder.files), "encoder")
         return self.evaluate(Labelled(embed(encoder, texts, lang), list(labels), "test"))
 

@@ -11,6 +11,8 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from ..errors import LaserError
+
 if TYPE_CHECKING:
     from .classify import TrainOptions
 
@@ -47,7 +49,8 @@ def held_out_split(x: np.ndarray, y: np.ndarray, fraction: float, seed: int) -> 
     order = np.random.default_rng(seed).permutation(len(y))
     dev_rows = max(1, round(fraction * len(y)))
     if dev_rows >= len(y):
-        raise ValueError("too few examples to hold out a dev set")
+        raise LaserError(f"{len(y)} examples are too few to hold out {fraction:.0%} as dev; "
+                         "give a dev set")
     dev, train = np.sort(order[:dev_rows]), np.sort(order[dev_rows:])
     return (x[train], y[train]), (x[dev], y[dev])
 
