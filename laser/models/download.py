@@ -1,7 +1,6 @@
 """Downloading the official models: resumable (HTTP Range on a .part file), verified, atomic."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import socket
@@ -15,6 +14,7 @@ from typing import BinaryIO, Optional
 from tqdm import tqdm
 
 from ..errors import LaserError
+from .files import sha256_of
 from .registry import (DEFAULT, FileSpec, find_model, mirror_url, model_path, read_record,
                              write_record)
 from ..version import __version__
@@ -201,15 +201,6 @@ def _verify_and_install(url: str, part: Path, target: Path, expected: Expected) 
 def _matches(expected: Expected, size: int, digest: str) -> bool:
     return ((expected.size is None or size == expected.size)
             and (not expected.sha256 or digest == expected.sha256.lower()))
-
-
-def sha256_of(path: Path) -> str:
-    """The hex sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _reason(reason, timeout: float) -> str:

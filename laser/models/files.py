@@ -70,16 +70,17 @@ class ModelFiles:
         """The absolute path of each file used, by role, for provenance records."""
         return {role: str(path.resolve()) for role, path in self.roles().items()}
 
-    def file_sha256(self) -> dict[str, str]:
+    def filesha256_of(self) -> dict[str, str]:
         """The sha256 of each file used, by role, for provenance records."""
-        return {role: _sha256(path) for role, path in self.roles().items()}
+        return {role: sha256_of(path) for role, path in self.roles().items()}
 
     def sha256(self) -> str:
         """The encoder checkpoint's sha256: what identifies the model in provenance records."""
-        return _sha256(self.encoder)
+        return sha256_of(self.encoder)
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """The hex sha256 of a file, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

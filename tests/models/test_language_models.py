@@ -53,13 +53,10 @@ def server():
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    """An empty $LASER_HOME, the LASER1 parity model as the shipped default, no $LASER_MODEL."""
-    monkeypatch.setenv("LASER_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("LASER_DOWNLOAD_URL", raising=False)
-    monkeypatch.delenv("LASER_MODEL", raising=False)
+def home(home, monkeypatch):
+    """The empty $LASER_HOME of conftest, with the LASER1 parity model as the shipped default."""
     monkeypatch.setattr(registry, "SHIPPED_MODEL_DIRS", (PARITY_MODEL,))
-    return tmp_path / "home"
+    return home
 
 
 @pytest.fixture

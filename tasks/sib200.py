@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Zero-shot topic classification on SIB-200: train on English, evaluate on every other language.
+
+    python tasks/sib200.py SIB_DIR [--model M] [--seed 1] [--markdown OUT.md] [--chart OUT.png]
+
+SIB_DIR holds LANG/train.tsv and LANG/dev.tsv (`index_id<TAB>category<TAB>text`, with a header)
+for eng_Latn and the other languages. The classifier of `laser classify` (an MLP on the frozen
+embeddings, default options) is trained on eng_Latn/train, stopped early on eng_Latn/dev, and
+applied unchanged to each other language's dev split. Prints accuracy and macro-F1 per language,
+the mean accuracy over the other languages, and the accuracy pooled over FLORES dev rows and over
+FLORES devtest rows (index_id >= 997; the shipped model's training corpus holds their
+translations). --chart draws a bar chart (needs matplotlib, a task-only dependency).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from laser.apps.classify import Classifier, Labelled, ModelId, TrainOptions, embed
+from laser.eval.classification import Evaluation
+from laser.models.encoder import Encoder
+
+PIVOT = "eng_Latn"
+FIRST_DEVTEST_ID = 997  # FLORES-200 devtest sentences, which the shipped model's corpus holds
+PARTS = ("FLORES dev", "FLORES devtest")
+
+
+def read_split(path: Path) -> tuple[list[int], list[str], list[str]]:
+    """(index ids, labels, texts) of a SIB-200 file: a header, then index_id, category, text."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    if any(len(row) != 3 for row in rows):
+        sys.exit(f"{path}: expected index_id<TAB>category<TAB>text rows")
+    return [int(row[0]) for row in rows], [row[1] for row in rows], [row[2] for row in rows]
+
+
+def embedded(encoder: Encoder, path: Path) -> tuple[Labelled, np.ndarray]:
+    """The split embedded in its language, and which rows are FLORES devtest sentences."""
+    ids, labels, texts = read_split(path)
+    data = Labelled(embed(encoder, texts, path.parent.name), labels, str(path))
+    return data, np.array(ids) >= FIRST_DEVTEST_ID
+
+
+def split_scores(classifier: Classifier, data: Labelled, devtest: np.ndarray) -> dict:
+    """Scores on the FLORES dev rows and on the FLORES devtest rows of `data`."""
+    return {part: classifier.evaluate(Labelled(
+                data.vectors[rows], [label for label, keep in zip(data.labels, rows) if keep]))
+            for part, rows in zip(PARTS, (~devtest, devtest))}
+
+
+def markdown(results: dict[str, Evaluation], by_part: dict[str, Evaluation],
+             english: dict[str, Evaluation], model: str, seed: int, seconds: float) -> str:
+    accuracies = [result.accuracy for result in results.values()]
+    lines = [f"Mean zero-shot accuracy over {len(results)} languages: "
+             f"**{100 * np.mean(accuracies):.2f}%** (min {100 * min(accuracies):.2f}%, max "
+             f"{100 * max(accuracies):.2f}%; chance 14.29%). English dev (used for early "
+             f"stopping): {100 * english['all'].accuracy:.2f}%.",
+             f"By FLORES split, the {len(results)} languages pooled: {parts(by_part)}; "
+             f"English: {parts(english)}.",
+             f"Model `{model}`, seed {seed}, {seconds:.0f} s on this machine.", "",
+             "| language | dev accuracy % | dev macro-F1 % |", "|---|---:|---:|"]
+    for lang, result in sorted(results.items(), key=lambda item: -item[1].accuracy):
+        lines.append(f"| {lang} | {100 * result.accuracy:.2f} | {100 * result.macro_f1:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def parts(scores: dict[str, Evaluation]) -> str:
+    return ", ".join(f"{part} rows {100 * scores[part].accuracy:.2f}% ({scores[part].examples})"
+                     for part in PARTS)
+
+
+def draw_chart(results: dict[str, Evaluation], path: Path, title: str) -> None:
+    """One bar per language (accuracy), with the mean and chance as horizontal lines."""
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("--chart needs matplotlib: pip install matplotlib==3.11.2")
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+    ordered = sorted(results.items(), key=lambda item: -item[1].accuracy)
+    accuracies = [100 * result.accuracy for _, result in ordered]
+    figure, axes = pyplot.subplots(figsize=(12, 4.5), dpi=100)
+    axes.bar([lang for lang, _ in ordered], accuracies, color="#4c72b0")
+    axes.axhline(np.mean(accuracies), color="#dd8452", label=f"mean {np.mean(accuracies):.1f}%")
+    axes.axhline(100 / 7, color="grey", linestyle="--", label="chance 14.3%")
+    axes.set_ylabel("dev accuracy (%)")
+    axes.set_ylim(0, 100)
+    axes.set_title(title)
+    axes.tick_params(axis="x", labelrotation=60)
+    axes.legend(loc="upper right")
+    figure.tight_layout()
+    figure.savefig(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("sib_dir", type=Path)
+    parser.add_argument("--model", help="Model directory or name (default: the shipped model).")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--markdown", type=Path, help="Write the table here.")
+    parser.add_argument("--chart", type=Path, help="Write a bar chart (PNG) here.")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    encoder = Encoder.load(args.model)
+    pivot = args.sib_dir / PIVOT
+    english_dev, english_devtest = embedded(encoder, pivot / "dev.tsv")
+    classifier = Classifier.train(embedded(encoder, pivot / "train.tsv")[0],
+                                  ModelId.of(encoder.files), english_dev,
+                                  TrainOptions(seed=args.seed))
+    english = {"all": classifier.evaluate(english_dev),
+               **split_scores(classifier, english_dev, english_devtest)}
+    results, by_part = {}, {}
+    for directory in sorted(path for path in args.sib_dir.iterdir() if path.is_dir()):
+        if directory.name == PIVOT:
+            continue
+        dev, devtest = embedded(encoder, directory / "dev.tsv")
+        results[directory.name] = classifier.evaluate(dev)
+        for part, scores in split_scores(classifier, dev, devtest).items():
+            by_part[part] = by_part[part] + scores if part in by_part else scores
+        print(f"{directory.name}\t{100 * results[directory.name].accuracy:.2f}", file=sys.stderr)
+    model = args.model or "default"
+    table = markdown(results, by_part, english, model, args.seed, time.perf_counter() - started)
+    if args.markdown:
+        args.markdown.write_text(table, encoding="utf-8")
+    if args.chart:
+        draw_chart(results, args.chart, f"SIB-200 zero-shot topic classification, English -> "
+                                        f"{len(results)} languages (model {model})")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
