@@ -11,9 +11,8 @@ from .common import examples, load_encoder, main, model_options, split_model_opt
 
 
 @main.command(epilog=examples(
-    "laser embed sentences.de -o sentences.npy --lang de",
+    "laser embed <(zcat corpus.de.gz) -o de.npy --lang de --model laser2",
     "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
-    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs",
     "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),

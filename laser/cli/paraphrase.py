@@ -9,7 +9,6 @@ from .options import dim_option, fp16_option, quiet_option
 
 
 @main.command(epilog=examples(
-    "laser knn build corpus.en --lang en -o corpus.index",
     "laser paraphrase corpus.index queries.en --lang en -k 4 -o paraphrases.tsv",
     "laser paraphrase corpus.index queries.en --embeddings queries.npy --max-overlap 0.5"))
 @click.argument("index_path", metavar="INDEX")

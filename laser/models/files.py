@@ -70,7 +70,7 @@ class ModelFiles:
         """The absolute path of each file used, by role, for provenance records."""
         return {role: str(path.resolve()) for role, path in self.roles().items()}
 
-    def filesha256_of(self) -> dict[str, str]:
+    def file_sha256(self) -> dict[str, str]:
         """The sha256 of each file used, by role, for provenance records."""
         return {role: sha256_of(path) for role, path in self.roles().items()}
 
