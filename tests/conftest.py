@@ -56,3 +56,12 @@ def expected_embeddings():
 def laser2_encoder():
     from laser.models.encoder import Encoder
     return Encoder.load(str(PARITY2_MODEL))
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty $LASER_HOME (download cache) and no mirror or model from the environment."""
+    monkeypatch.setenv("LASER_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("LASER_DOWNLOAD_URL", raising=False)
+    monkeypatch.delenv("LASER_MODEL", raising=False)
+    return tmp_path / "home"
