@@ -96,17 +96,26 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
         for chunk in _chunks(input_path, options.chunk_lines, options.progress):
             writer.write(encoder.encode(chunk, options.lang))
     report = EmbedReport(
-        output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
-        format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
-        model_sha256=encoder.files.sha256(), model_family=encoder.family,
-        model_files=encoder.files.describe(), bpe_backend=encoder.preprocessor.backend,
-        max_tokens=encoder.max_tokens, max_length=encoder.max_length,
-        seconds=time.perf_counter() - started)
+        output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
+        lang=options.lang, **encoder_fields(encoder), seconds=time.perf_counter() - started)
+    finish_report(report, options)
+    return report
+
+
+def encoder_fields(encoder: Encoder) -> dict:
+    """What an `EmbedReport` records about the model that embedded."""
+    return dict(dim=encoder.dim, model_encoder=str(encoder.files.encoder.resolve()),
+                model_sha256=encoder.files.sha256(), model_family=encoder.family,
+                model_files=encoder.files.describe(), bpe_backend=encoder.preprocessor.backend,
+                max_tokens=encoder.max_tokens, max_length=encoder.max_length)
+
+
+def finish_report(report: EmbedReport, options: EmbedOptions) -> None:
+    """Write the provenance sidecar of a finished output, when `options` ask for one."""
     if options.provenance:
         record = asdict(report)
         del record["seconds"]
-        write_sidecar(output_path, record)
-    return report
+        write_sidecar(report.output, record)
 
 
 def preprocess_file(encoder: Encoder, input_path: str, output_path: str, lang: str,

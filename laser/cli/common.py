@@ -85,6 +85,15 @@ def load_encoder(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, d
                    bpe_backend=bpe_backend)
 
 
+def encoder_spec(model, encoder, bpe_codes, bpe_vocab, max_tokens, max_length, device,
+                 bpe_backend):
+    """How Ray workers load the model of `model_options` (resolved here, loaded there)."""
+    from ..distributed.work import EncoderSpec
+    from ..models.resolve import resolve_model
+    return EncoderSpec(resolve_model(model, encoder, bpe_codes, bpe_vocab), device, max_tokens,
+                       max_length, bpe_backend)
+
+
 def encoder_loader(model: dict) -> Callable:
     """The model of `model_options`, loaded on first use only."""
     return functools.cache(lambda: load_encoder(**model))

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import click
 
-from .common import examples, load_encoder, main, model_options, split_model_options
+from .common import (encoder_spec, examples, load_encoder, main, model_options,
+                     split_model_options)
+from .options import ray_options
 
 
 @main.command(epilog=examples(
     "laser embed sentences.de -o sentences.npy --lang de",
     "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
-    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs"))
+    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs",
+    "laser embed big.fr -o big.npy --lang fr --ray auto --work-dir /shared/big.shards"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw).")
@@ -23,7 +26,8 @@ from .common import examples, load_encoder, main, model_options, split_model_opt
 @click.option("--provenance/--no-provenance", default=True, show_default=True,
               help="Write OUTPUT.json with the model's sha256, language, shape and options.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
+@ray_options
+def embed(input_path, output, lang, fp16, fmt, provenance, quiet, distributed, **options):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
@@ -31,9 +35,16 @@ def embed(input_path, output, lang, fp16, fmt, provenance, quiet, **options):
     """
     from ..pipeline import EmbedOptions, check_job, embed_file
     check_job(input_path, output)
+    embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
+    if distributed:
+        from ..distributed.ray_runner import embed_file_on_ray
+        report, run = embed_file_on_ray(encoder_spec(**split_model_options(options)), input_path,
+                                        output, embed_options, distributed)
+        if not quiet:
+            click.echo(f"{report.summary()}; {run.summary()}", err=True)
+        return
     encoder = load_encoder(**split_model_options(options))
-    report = embed_file(encoder, input_path, output,
-                        EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance))
+    report = embed_file(encoder, input_path, output, embed_options)
     if not quiet:
         click.echo(report.summary(), err=True)
 
