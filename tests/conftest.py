@@ -47,3 +47,14 @@ def expected_embeddings():
 def laser2_encoder():
     from laser.models.encoder import Encoder
     return Encoder.load(str(PARITY2_MODEL))
+
+
+@pytest.fixture(scope="session")
+def ray_runtime():
+    """A real local Ray runtime of 2 CPUs, started once for every distributed test (slow to
+    start); its workers import this checkout's `laser`."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    yield ray
+    ray.shutdown()
