@@ -68,9 +68,11 @@ class KnnWorker:
         return exact_knn(x.open(start, stop), y.open(), k, block, precision=precision,
                          first_row=start)
 
-    def train(self, base: SharedVectors, factory: str) -> bytes:
+    def train(self, base: SharedVectors, factory: str, metric: str,
+              train_size: Optional[int]) -> bytes:
         import faiss
-        return faiss.serialize_index(trained_index(base.open(), factory)).tobytes()
+        index = trained_index(base.open(), factory, metric, train_size)
+        return faiss.serialize_index(index).tobytes()
 
     def populate(self, trained: bytes, base: SharedVectors, start: int, stop: int) -> bytes:
         """The trained index holding base rows start..stop under their global ids."""
@@ -143,11 +145,24 @@ def _shard_rows(ray_options: RayOptions, block: int) -> int:
     return max(block, size - size % block)
 
 
-def ray_index(base: SharedVectors, factory: str, actors: list, ray_options: RayOptions):
+def ray_build_index(vectors: Vectors, factory: str, metric: str, train_size: Optional[int],
+                    ray_options: RayOptions):
+    """`build_index` on Ray, for IVF indexes: the same index, trained and populated by workers."""
+    with ray_runtime(ray_options.address):
+        actors = start_actors(KnnWorker, default_workers(ray_options), ray_options)
+        try:
+            return _ray_index(SharedVectors.of(vectors), factory, actors, ray_options, metric,
+                              train_size)
+        finally:
+            stop_actors(actors)
+
+
+def _ray_index(base: SharedVectors, factory: str, actors: list, ray_options: RayOptions,
+               metric: str = "cosine", train_size: Optional[int] = None):
     """An IVF index of `base`: trained once by one worker on the seeded sample `build_index`
     takes, populated by shards of rows under their global ids, merged in row order."""
     import faiss
-    trained = ray_result(actors[0].train.remote(base, factory))
+    trained = ray_result(actors[0].train.remote(base, factory, metric, train_size))
     index = faiss.deserialize_index(np.frombuffer(trained, dtype=np.uint8))
     try:
         lists = faiss.extract_index_ivf(index)
@@ -170,7 +185,7 @@ def _approximate(actors: list, queries: SharedVectors, base: SharedVectors, k: i
                  scratch: Optional[str]) -> Neighbours:
     """One direction of `approximate_knn`: index `base`, search shards of `queries`."""
     import faiss
-    index = ray_index(base, approximate.factory, actors, ray_options)
+    index = _ray_index(base, approximate.factory, actors, ray_options)
     wanted = min(k, len(base))
     parts = {}
     with tempfile.TemporaryDirectory(prefix=".laser-index-", dir=scratch) as tmp:

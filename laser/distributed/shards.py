@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -173,9 +173,9 @@ class Manifest:
 
 
 def _shard_record(shard: Shard) -> dict:
-    record = asdict(shard)
-    del record["index"]
-    return record
+    """What a finished shard's rows depend on: its lines and their bytes (not where they sit in
+    the file, so an edit elsewhere keeps it)."""
+    return {"start": shard.start, "stop": shard.stop, "digest": shard.digest}
 
 
 def _read_json(path: Path) -> dict:

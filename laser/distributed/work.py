@@ -58,11 +58,15 @@ class ShardJob:
 
 
 def pin_threads(threads: int) -> None:
-    """Use `threads` cores for torch and faiss: a worker's share of its node, no more."""
+    """Use `threads` cores for torch, faiss and BLAS: a worker's share of its node, no more.
+    (BLAS rounds the last bit of a product by its thread count: a single process gives the same
+    bits with the same count, e.g. OMP_NUM_THREADS=1 for one-core workers.)"""
     import faiss
     import torch
+    from threadpoolctl import threadpool_limits
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
+    threadpool_limits(threads)  # stays in force for the life of the worker
 
 
 def embed_shard(encoder: Encoder, job: ShardJob) -> int:

@@ -119,21 +119,20 @@ def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
     assert result.exit_code == 0, result.output
     missing = sorted({0, 1, 2, 3} - done_before)
     assert f"{len(missing)} shards computed, {len(done_before)} reused" in result.output
+    # shards after the edited line moved in the file but kept their lines and bytes
     assert (output.read_bytes(), _sidecar(output)) == single
     assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "1", "2", "3"]
 
 
 def test_a_resumed_run_with_other_options_recomputes_everything(ray_runtime, sentences,
                                                                  tmp_path):
-    options = RayOptions(workers=2, shard_lines=SHARD_LINES, work_dir=str(tmp_path / "work"))
+    options = RayOptions(workers=1, shard_lines=SHARD_LINES, work_dir=str(tmp_path / "work"))
     output = str(tmp_path / "fr.npy")
     _, first = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr"), options)
-    _, again = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr"), options)
     _, half = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr", fp16=True),
                                 options)
-    assert (sorted(first.computed), again.computed, sorted(again.reused)) == (
-        [0, 1, 2, 3], [], [0, 1, 2, 3])
-    assert sorted(half.computed) == [0, 1, 2, 3]
+    assert (sorted(first.computed), sorted(half.computed), half.reused) == (
+        [0, 1, 2, 3], [0, 1, 2, 3], [])
 
 
 def test_ray_options_need_ray(sentences, tmp_path):
