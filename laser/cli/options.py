@@ -67,11 +67,12 @@ def ray_options(command):
     @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
                   help="With --ray: actors to start (default: one per CPU of the cluster).")
     @click.option("--shard-lines", type=click.IntRange(min=1), default=None,
-                  help="With --ray: lines per task (default: 10000, the embedding chunk).")
+                  help="With --ray: lines (embeddings to search or index) per task "
+                       "(default: 10000 lines, the embedding chunk; 32768 rows).")
     @click.option("--work-dir", type=click.Path(file_okay=False), default=None,
-                  help="With --ray: keep finished shards here; the same command with the same "
-                       "--work-dir resumes, computing only missing shards (default: a hidden "
-                       "directory beside the output, removed on success).")
+                  help="With --ray: keep finished shards here (embed): the same command with "
+                       "the same --work-dir resumes, computing only missing shards; temporary "
+                       "indexes go here (mine). Default: beside the output.")
     @functools.wraps(command)
     def wrapper(*args, address, ray_workers, shard_lines, work_dir, **kwargs):
         if not address and (ray_workers or shard_lines or work_dir):

@@ -118,9 +118,10 @@ def ray_result(reference):
 
 def run_jobs(actors: list, jobs: Iterable, submit: Callable, on_done: Callable) -> None:
     """Hand `jobs` to `actors` as they free up (`submit(actor, job)` starts a task) and call
-    `on_done(job, value)` in completion order; the first failure stops the run."""
+    `on_done(job, value)` in completion order. After a LaserError (bad input) no job starts, the
+    running ones finish (and are recorded, for a resumed run), then the error is raised."""
     import ray
-    queue, pending = deque(jobs), {}
+    queue, pending, failure = deque(jobs), {}, None
 
     def feed(actor) -> None:
         if queue:
@@ -130,11 +131,23 @@ def run_jobs(actors: list, jobs: Iterable, submit: Callable, on_done: Callable) 
     for actor in actors:
         for _ in range(IN_FLIGHT):
             feed(actor)
-    while pending:
-        [ready], _ = ray.wait(list(pending), num_returns=1)
-        actor, job = pending.pop(ready)
-        on_done(job, ray_result(ready))
-        feed(actor)
+    try:
+        while pending:
+            [ready], _ = ray.wait(list(pending), num_returns=1)
+            actor, job = pending.pop(ready)
+            try:
+                value = ray_result(ready)
+            except LaserError as error:
+                failure = failure or error
+                queue.clear()
+                continue
+            on_done(job, value)
+            feed(actor)
+    finally:
+        for reference in pending:  # after a failure: not retried when the actors are stopped
+            ray.cancel(reference)
+    if failure:
+        raise failure
 
 
 def stop_actors(actors: list) -> None:

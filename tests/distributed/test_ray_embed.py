@@ -111,14 +111,13 @@ def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
     assert result.exit_code == 1
     assert result.output == f"laser: error: {source}:21: invalid UTF-8 at byte 4\n"
     assert not output.exists()
-    done_before = {int(index) for index in json.loads((work / MANIFEST).read_text())["done"]}
-    assert 1 not in done_before
+    # all 4 shards were running on the 2 workers (2 tasks each): the good ones finished
+    assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "2", "3"]
 
     source.write_bytes(b"\n".join(good))
     result = _embed(*args)
     assert result.exit_code == 0, result.output
-    missing = sorted({0, 1, 2, 3} - done_before)
-    assert f"{len(missing)} shards computed, {len(done_before)} reused" in result.output
+    assert "1 shards computed, 3 reused" in result.output
     # shards after the edited line moved in the file but kept their lines and bytes
     assert (output.read_bytes(), _sidecar(output)) == single
     assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "1", "2", "3"]
