@@ -11,8 +11,7 @@ from .options import ray_options
 @main.command(epilog=examples(
     "laser embed sentences.de -o sentences.npy --lang de",
     "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
-    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs",
-    "laser embed big.fr -o big.npy --lang fr --ray auto --work-dir /shared/big.shards"))
+    "laser embed <(zcat corpus.fr.gz) -o fr.npy --lang fr --model 93langs"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw).")
@@ -40,13 +39,13 @@ def embed(input_path, output, lang, fp16, fmt, provenance, quiet, distributed, *
         from ..distributed.ray_runner import embed_file_on_ray
         report, run = embed_file_on_ray(encoder_spec(**split_model_options(options)), input_path,
                                         output, embed_options, distributed)
-        if not quiet:
-            click.echo(f"{report.summary()}; {run.summary()}", err=True)
-        return
-    encoder = load_encoder(**split_model_options(options))
-    report = embed_file(encoder, input_path, output, embed_options)
+        summary = f"{report.summary()}; {run.summary()}"
+    else:
+        encoder = load_encoder(**split_model_options(options))
+        report = embed_file(encoder, input_path, output, embed_options)
+        summary = report.summary()
     if not quiet:
-        click.echo(report.summary(), err=True)
+        click.echo(summary, err=True)
 
 
 @main.command(epilog=examples(

@@ -21,8 +21,7 @@ def knn() -> None:
 @knn.command(epilog=examples(
     "laser knn build en.npy -o en.index --index IVF4096,Flat",
     "laser knn build en.txt --lang en -o en.index --index HNSW32",
-    "laser knn build en.raw --dim 1024 -o en.index --metric ip",
-    "laser knn build big.npy -o big.index --index IVF65536,PQ64 --ray auto"))
+    "laser knn build en.raw --dim 1024 -o en.index --metric ip"))
 @click.argument("source", metavar="INPUT")
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Index file; its metadata goes to INDEX.json.")
