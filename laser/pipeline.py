@@ -112,20 +112,30 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
         for chunk in _chunks(input_path, options.chunk_lines, options.progress):
             writer.write(options.encode(encoder, chunk, options.lang))
-    digests = encoder.files.file_sha256()
     report = EmbedReport(
-        output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
-        format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
-        model_sha256=digests["encoder"], model_family=encoder.family,
-        model_files=encoder.files.describe(), model_files_sha256=digests,
-        model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
-        max_tokens=encoder.max_tokens, max_length=encoder.max_length, rows_are=options.rows,
+        output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
+        lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
         seconds=time.perf_counter() - started)
+    finish_report(report, options)
+    return report
+
+
+def encoder_fields(encoder: Encoder) -> dict:
+    """What an `EmbedReport` records about the model that embedded."""
+    digests = encoder.files.file_sha256()
+    return dict(dim=encoder.dim, model_encoder=str(encoder.files.encoder.resolve()),
+                model_sha256=digests["encoder"], model_family=encoder.family,
+                model_files=encoder.files.describe(), model_files_sha256=digests,
+                model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
+                max_tokens=encoder.max_tokens, max_length=encoder.max_length)
+
+
+def finish_report(report: EmbedReport, options: EmbedOptions) -> None:
+    """Write the provenance sidecar of a finished output, when `options` ask for one."""
     if options.provenance:
         record = asdict(report)
         del record["seconds"]
-        write_sidecar(output_path, record)
-    return report
+        write_sidecar(report.output, record)
 
 
 def preprocess_file(encoder: Encoder, input_path: str, output_path: str, lang: str,

@@ -65,3 +65,14 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv("LASER_DOWNLOAD_URL", raising=False)
     monkeypatch.delenv("LASER_MODEL", raising=False)
     return tmp_path / "home"
+
+
+@pytest.fixture(scope="session")
+def ray_runtime():
+    """A real local Ray runtime of 2 CPUs, started once for every distributed test (slow to
+    start); its workers import this checkout's `laser`."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    yield ray
+    ray.shutdown()

@@ -80,18 +80,32 @@ def split_model_options(options: dict) -> dict:
     return {key: options.pop(key) for key in MODEL_KEYS}
 
 
-def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, lang=None):
-    """An Encoder from the values of `model_options`; `lang` picks its official model when it is
-    downloaded and no model was named (else a one-line note on stderr says what to download)."""
-    from ..models.encoder import Encoder
+def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang=None):
+    """The model files of `model_options`; `lang` picks its official model when it is downloaded
+    and no model was named (else a one-line note on stderr says what to download)."""
     from ..models.resolve import ModelRequest, choose_model
     choice = choose_model(ModelRequest(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab,
                                        lang))
     if choice.note:
         click.echo(f"laser: {choice.note}", err=True)
-    return Encoder(choice.files, device=device, max_tokens=max_tokens, max_length=max_length,
+    return choice.files
+
+
+def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
+                 max_length, device, bpe_backend, lang=None):
+    """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
+    from ..models.encoder import Encoder
+    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
+    return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
                    bpe_backend=bpe_backend)
+
+
+def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
+                 max_length, device, bpe_backend, lang=None):
+    """How Ray workers load the model of `model_options` (chosen here, loaded there)."""
+    from ..distributed.work import EncoderSpec
+    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
+    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend)
 
 
 def encoder_loader(model: dict) -> Callable:

@@ -7,7 +7,9 @@ import click
 
 from ..apps.documents import POOLINGS
 from ..errors import LaserError
-from .common import examples, load_encoder, main, model_options, split_model_options
+from .common import (encoder_spec, examples, load_encoder, main, model_options,
+                     split_model_options)
+from .options import ray_options
 
 
 @main.command(epilog=examples(
@@ -34,7 +36,9 @@ from .common import examples, load_encoder, main, model_options, split_model_opt
 @click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
               help="With --documents: how the sentence rows of a line are pooled.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, **options):
+@ray_options
+def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, distributed,
+          **options):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
@@ -44,18 +48,28 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options), lang=lang)
-    options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
-    if documents:
-        from ..apps.documents import DocumentEncoder
-        splitter = DocumentEncoder(pooling)
-        options = dataclasses.replace(options, encode=splitter, rows=splitter.rows)
-    report = embed_file(encoder, input_path, output, options)
-    if not quiet:
-        click.echo(report.summary(), err=True)
+    options = {**split_model_options(options), "lang": lang}
+    embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
+    if distributed:
         if documents:
-            click.echo(f"pooled {splitter.sentences} sentences into {report.rows} document rows "
-                       f"({pooling})", err=True)
+            raise LaserError("--documents does not run on --ray yet; embed documents in one process")
+        from ..distributed.ray_runner import embed_file_on_ray
+        report, run = embed_file_on_ray(encoder_spec(**options), input_path, output,
+                                        embed_options, distributed)
+        summary = f"{report.summary()}; {run.summary()}"
+    else:
+        if documents:
+            from ..apps.documents import DocumentEncoder
+            splitter = DocumentEncoder(pooling)
+            embed_options = dataclasses.replace(embed_options, encode=splitter,
+                                                rows=splitter.rows)
+        report = embed_file(load_encoder(**options), input_path, output, embed_options)
+        summary = report.summary()
+        if documents:
+            summary += (f"\npooled {splitter.sentences} sentences into {report.rows} document "
+                        f"rows ({pooling})")
+    if not quiet:
+        click.echo(summary, err=True)
 
 
 @main.command(epilog=examples(

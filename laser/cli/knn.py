@@ -10,7 +10,7 @@ import click
 from ..errors import LaserError
 from ..search.index import METRICS
 from .common import encoder_loader, examples, main, model_options
-from .options import approximate_options, dim_option, fp16_option, quiet_option
+from .options import approximate_options, dim_option, fp16_option, quiet_option, ray_options
 
 
 @main.group()
@@ -38,7 +38,9 @@ def knn() -> None:
 @click.option("--lang", "-l", help="INPUT is a text file in this language: embed it now.")
 @model_options
 @quiet_option
-def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, **model):
+@ray_options
+def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, distributed,
+          **model):
     """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang."""
     from ..io.atomic import check_output_path
     from ..search.index import IndexMeta, build_index, save_index
@@ -49,7 +51,11 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, *
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
-        index = build_index(vectors, factory, metric, train_size, progress=not quiet)
+        if distributed:
+            from ..distributed.knn import ray_build_index
+            index = ray_build_index(vectors, factory, metric, train_size, distributed)
+        else:
+            index = build_index(vectors, factory, metric, train_size, progress=not quiet)
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
                      model=inputs.model_sha256(encoder), source=os.path.abspath(source),
                      text=os.path.abspath(source) if lang else None)

@@ -9,7 +9,7 @@ from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from .common import encoder_loader, examples, main, model_options
-from .options import approximate_options, bitext_inputs
+from .options import approximate_options, bitext_inputs, ray_options
 
 
 def _warn(message: str) -> None:
@@ -23,6 +23,16 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
     if mode == "mine" and threshold and (retrieval != "max" or candidates):
         _warn("--threshold is applied only to the pairs of --retrieval max, "
               "as in the official tool")
+
+
+def _ray_search(distributed, options, output: str):
+    """Both neighbourhoods found on Ray with --ray (None: in this process)."""
+    if not distributed:
+        return None
+    from ..distributed.knn import ray_neighbourhoods
+    from ..search.inputs import work_dir
+    return ray_neighbourhoods(distributed, options.k, options.approximate,
+                              distributed.work_dir or work_dir(output))
 
 
 @main.command("mine", epilog=examples(
@@ -62,8 +72,10 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 @click.option("--gpu", is_flag=True, hidden=True, help="Accepted for compatibility; ignored.")
 @click.option("--verbose", is_flag=True, help="Progress bars, counts and a summary of the written scores on stderr.")
 @model_options
+@ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
-                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, **model):
+                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, distributed,
+                 **model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does."""
     from ..io.atomic import check_output_path
     from ..mining.corpus import scan_corpus
@@ -79,7 +91,8 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     trg_corpus = scan_corpus(trg.text, unify, legacy_line_map)
     with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),
                         work_dir(output)) as (x, y):
-        pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose)
+        pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose,
+                     search=_ray_search(distributed, options, output))
     write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode)
     if verbose:
         click.echo(f" - {src.text}: {src_corpus.lines} lines, {src_corpus.sentences} sentences "

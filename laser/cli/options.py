@@ -55,3 +55,32 @@ def bitext_inputs(command):
         trg = EmbeddingSource(trg_path, trg_embeddings, trg_lang, dim, fp16, "--trg-")
         return command(*args, src=src, trg=trg, **kwargs)
     return wrapper
+
+
+def ray_options(command):
+    """--ray ADDRESS with its --ray-workers, --shard-lines and --work-dir, passed on as one
+    `distributed` RayOptions (None: run in this process)."""
+    @click.option("--ray", "address", metavar="ADDRESS", default=None,
+                  help="Run on Ray: 'local' (this machine's cores), 'auto' (the running cluster) "
+                       "or ray://HOST:PORT. Inputs, outputs and models must be on a path every "
+                       "node sees (docs/distributed.md).")
+    @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
+                  help="With --ray: actors to start (default: one per CPU of the cluster).")
+    @click.option("--shard-lines", type=click.IntRange(min=1), default=None,
+                  help="With --ray: lines (embeddings to search or index) per task "
+                       "(default: 10000 lines, the embedding chunk; 32768 rows).")
+    @click.option("--work-dir", type=click.Path(file_okay=False), default=None,
+                  help="With --ray: keep finished shards here (embed): the same command with "
+                       "the same --work-dir resumes, computing only missing shards; temporary "
+                       "indexes go here (mine). Default: beside the output.")
+    @functools.wraps(command)
+    def wrapper(*args, address, ray_workers, shard_lines, work_dir, **kwargs):
+        if not address and (ray_workers or shard_lines or work_dir):
+            raise LaserError("--ray-workers, --shard-lines and --work-dir go with --ray")
+        distributed = None
+        if address:
+            from ..distributed.ray_runner import RayOptions
+            distributed = RayOptions(address, ray_workers, shard_lines=shard_lines,
+                                     work_dir=work_dir)
+        return command(*args, distributed=distributed, **kwargs)
+    return wrapper

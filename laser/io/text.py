@@ -5,7 +5,7 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import BinaryIO, Iterator, Optional
+from typing import BinaryIO, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -38,15 +38,21 @@ def read_lines(path: str) -> Iterator[str]:
     """
     name = "<stdin>" if path == STDIN else path
     with _open_binary(path) as f:
-        for number, raw in enumerate(f, 1):
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            if b"\x00" in raw:
-                raise located(name, number, "contains a NUL byte; is this a text file?")
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+        yield from decode_lines(name, f, 1)
+
+
+def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int) -> Iterator[str]:
+    """Raw lines (numbered from `first_number`) as text without their '\\n'; NUL bytes and
+    invalid UTF-8 are errors naming file and line."""
+    for number, raw in enumerate(raw_lines, first_number):
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if b"\x00" in raw:
+            raise located(name, number, "contains a NUL byte; is this a text file?")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
 
 
 def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:

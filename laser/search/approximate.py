@@ -44,10 +44,15 @@ def approximate_neighbours(queries: Vectors, base: Vectors, k: int,
                         exclude_self=exclude_self, progress=progress)
     del index
     neighbours = rescored(candidates, queries, base, wanted)
-    if (neighbours.ids < 0).any():
-        raise LaserError(f"the {approximate.factory} index of {base.name} found fewer than k "
-                         "neighbours for some sentences; raise --nprobe or use fewer lists")
+    check_found(neighbours, approximate, base.name)
     return neighbours
+
+
+def check_found(neighbours: Neighbours, approximate: ApproximateSearch, base_name: str) -> None:
+    """Refuse results where the index proposed fewer than k candidates for some queries."""
+    if (neighbours.ids < 0).any():
+        raise LaserError(f"the {approximate.factory} index of {base_name} found fewer than k "
+                         "neighbours for some sentences; raise --nprobe or use fewer lists")
 
 
 def rescored(candidates: Neighbours, queries: Vectors, base: Vectors, k: int,

@@ -132,21 +132,37 @@ def _half_pays_off(dim: int) -> bool:
                 < _best_time(lambda: SINGLE.approx(x, y, out)))
 
 
-def _product(precision: str, dim: int, pairs: int) -> _Product:
+def resolve_precision(precision: str, dim: int, pairs: int) -> str:
+    """float16 or float32: what `precision` means for a product of `pairs` similarities here."""
     if precision not in PRECISIONS:
         raise LaserError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     if precision == "float16" or (precision == "auto" and pairs >= BLOCK_ROWS ** 2
                                   and _half_pays_off(dim)):
-        return _half_product(dim)
-    return SINGLE
+        return "float16"
+    return "float32"
+
+
+def _product(precision: str, dim: int, pairs: int) -> _Product:
+    half = resolve_precision(precision, dim, pairs) == "float16"
+    return _half_product(dim) if half else SINGLE
+
+
+def merge_neighbours(rows: int, k: int, parts: list[tuple[int, Neighbours]]) -> Neighbours:
+    """The best k of each of `rows` rows over partial k-NN lists (lower id first on ties), each
+    part's ids counted from its offset: the k-NN of a whole set from the k-NN of its shards."""
+    best = _TopK(rows, k)
+    for offset, part in parts:
+        own = np.repeat(np.arange(rows), part.ids.shape[1])
+        best.merge(own, part.ids.ravel() + offset, part.sims.ravel())
+    return best.result()
 
 
 def _fold(sims: np.ndarray, xb: np.ndarray, yb: np.ndarray, bound: float, state: _TopK,
           along_rows: bool, offset: int, id_offset: int, fresh: bool, buffer: np.ndarray) -> None:
     """Merge a block of similarities into one direction's top-k: rows (fwd) or columns (bwd)."""
     size = sims.shape[0] if along_rows else sims.shape[1]
-    if fresh:
-        cut = _fresh_cut(sims if along_rows else sims.T, state.k)
+    if fresh:  # within the bound of the true k-th best however the block was computed
+        cut = _fresh_cut(sims if along_rows else sims.T, state.k) - 2 * bound
     else:
         cut = state.sims[offset:offset + size, -1] - bound
     r, c = _hits(sims, cut, along_rows, fresh, buffer[:sims.size].reshape(sims.shape))
@@ -157,10 +173,11 @@ def _fold(sims: np.ndarray, xb: np.ndarray, yb: np.ndarray, bound: float, state:
 
 def _merge_block(xb: np.ndarray, yb: np.ndarray, product: _Product, fwd: _TopK, bwd: _TopK,
                  r0: int, c0: int, buffers: tuple[np.ndarray, np.ndarray, np.ndarray],
-                 pool: ThreadPoolExecutor) -> None:
+                 pool: ThreadPoolExecutor, first_row: int = 0) -> None:
     """Fold the block of x rows r0.. against y rows c0.. into both top-k, one thread each. The
-    first block of a row or column is exact: it sets the cuts later blocks are screened by."""
-    if r0 == 0 or c0 == 0:
+    first block of a row or column of the whole product (x starts at its row `first_row`) is
+    exact: it sets the cuts later blocks are screened by."""
+    if r0 + first_row == 0 or c0 == 0:
         product = SINGLE
     sims = product.approx(xb, yb, buffers[2][:len(xb) * len(yb)].reshape(len(xb), len(yb)))
     bound = product.bound
@@ -171,13 +188,14 @@ def _merge_block(xb: np.ndarray, yb: np.ndarray, product: _Product, fwd: _TopK, 
 
 
 def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress: bool = False,
-              precision: str = "auto") -> tuple[Neighbours, Neighbours]:
+              precision: str = "auto", first_row: int = 0) -> tuple[Neighbours, Neighbours]:
     """Exact k-NN of x in y and of y in x from one shared blocked product; k is capped per side.
 
     Memory is a few blocks plus the results: neither matrix has to fit in RAM. `precision`
     float16 screens blocks with fast half-precision products and re-scores every candidate that
     could make the top k in float32, so results are those of float32; auto uses it for big
-    inputs when this machine computes float16 products fast.
+    inputs when this machine computes float16 products fast. A shard of a bigger x that starts
+    at its row `first_row` (a multiple of `block`) computes every block as the whole search does.
     """
     if len(x) == 0 or len(y) == 0:
         raise LaserError("cannot search an empty set of embeddings")
@@ -195,6 +213,6 @@ def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress:
               desc="k-NN") as bar, ThreadPoolExecutor(2) as pool:
         for r0, xb in x.blocks(block):
             for c0, yb in y.blocks(block):
-                _merge_block(xb, yb, product, fwd, bwd, r0, c0, buffers, pool)
+                _merge_block(xb, yb, product, fwd, bwd, r0, c0, buffers, pool, first_row)
                 bar.update()
     return fwd.result(), bwd.result()

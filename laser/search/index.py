@@ -74,6 +74,14 @@ def build_index(vectors: Vectors, factory: str, metric: str = "cosine",
                 train_size: Optional[int] = None, chunk: int = SEARCH_BATCH,
                 progress: bool = False, seed: int = 0) -> faiss.Index:
     """Train on a random sample when the index needs it, then add every row in chunks."""
+    index = trained_index(vectors, factory, metric, train_size, seed)
+    add_rows(index, vectors, chunk, progress)
+    return index
+
+
+def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
+                  train_size: Optional[int] = None, seed: int = 0) -> faiss.Index:
+    """An empty index, trained (when it needs it) on a sample of rows drawn with `seed`."""
     if len(vectors) == 0:
         raise LaserError(f"{vectors.name}: no embeddings to index")
     index = new_index(vectors.dim, factory, metric)
@@ -85,12 +93,22 @@ def build_index(vectors: Vectors, factory: str, metric: str = "cosine",
         except RuntimeError as error:
             raise LaserError(f"cannot train {factory!r} on {size} vectors of {vectors.name}: "
                              f"{str(error).strip().splitlines()[-1]}") from None
+    return index
+
+
+def add_rows(index: faiss.Index, vectors: Vectors, chunk: int = SEARCH_BATCH,
+             progress: bool = False, first_id: Optional[int] = None) -> None:
+    """Add every row in chunks: numbered on from the index's count, or from `first_id` (a shard
+    of a bigger set, for indexes that take ids)."""
     with tqdm(total=len(vectors), unit="vec", disable=None if progress else True, leave=False,
               desc="indexing") as bar:
-        for _, block in vectors.blocks(chunk):
-            index.add(block)
+        for start, block in vectors.blocks(chunk):
+            if first_id is None:
+                index.add(block)
+            else:
+                index.add_with_ids(block, np.arange(first_id + start,
+                                                    first_id + start + len(block)))
             bar.update(len(block))
-    return index
 
 
 def meta_path(index_path: str | os.PathLike) -> Path:

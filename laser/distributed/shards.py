@@ -1,0 +1,187 @@
+"""Line-range shards of a text file and the manifest of finished ones: what lets a distributed
+job split its input, run the shards anywhere and, after a crash, redo only the missing ones."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.atomic import atomic_text_output
+from ..io.text import is_regular_file
+
+READ_BLOCK = 1 << 24
+NEWLINE = 10
+
+
+def content_digest() -> "hashlib._Hash":
+    """The hash that fingerprints a shard's bytes (fast, 128 bits)."""
+    return hashlib.blake2b(digest_size=16)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Lines `start` to `stop` (0-based, stop excluded) of a file: `size` bytes from byte
+    `offset`, whose content hash is `digest`."""
+
+    index: int
+    start: int
+    stop: int
+    offset: int
+    size: int
+    digest: str
+
+    @property
+    def lines(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def name(self) -> str:
+        return f"shard-{self.index:06d}"
+
+
+@dataclass
+class _Planner:
+    """Cuts a byte stream into shards of `shard_lines` lines, hashing each on the way."""
+
+    shard_lines: int
+    shards: list[Shard] = field(default_factory=list)
+    start_line: int = 0
+    offset: int = 0
+    size: int = 0
+    lines: int = 0
+    digest: "hashlib._Hash" = field(default_factory=content_digest)
+    unterminated: bool = False  # the bytes so far end inside a line
+
+    def feed(self, block: bytes) -> None:
+        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == NEWLINE) + 1
+        used, position = 0, 0
+        while len(ends) - used >= self.shard_lines - self.lines:
+            taken = self.shard_lines - self.lines
+            used += taken
+            cut = int(ends[used - 1])
+            self._take(block[position:cut], taken)
+            self._close()
+            position = cut
+        self._take(block[position:], len(ends) - used)
+        self.unterminated = not block.endswith(b"\n")
+
+    def finish(self) -> list[Shard]:
+        """All shards; bytes after the last newline are one more line, as `read_lines` counts."""
+        if self.size:
+            self.lines += self.unterminated
+            self._close()
+        return self.shards
+
+    def _take(self, data: bytes, lines: int) -> None:
+        self.digest.update(data)
+        self.size += len(data)
+        self.lines += lines
+
+    def _close(self) -> None:
+        self.shards.append(Shard(len(self.shards), self.start_line, self.start_line + self.lines,
+                                 self.offset, self.size, self.digest.hexdigest()))
+        self.start_line += self.lines
+        self.offset += self.size
+        self.size, self.lines = 0, 0
+        self.digest = content_digest()
+
+
+def plan_shards(path: str, shard_lines: int) -> list[Shard]:
+    """Shards of `shard_lines` lines (the last one shorter) covering a regular file, in one
+    streamed pass."""
+    if shard_lines < 1:
+        raise LaserError("--shard-lines must be at least 1")
+    if not is_regular_file(path):
+        raise LaserError(f"{path}: a distributed job reads a regular file (not stdin or a pipe) "
+                         "that every node can see")
+    planner = _Planner(shard_lines)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(READ_BLOCK), b""):
+            planner.feed(block)
+    return planner.finish()
+
+
+def read_shard(path: str, shard: Shard) -> bytes:
+    """The bytes of a shard, refused when the file changed since it was planned."""
+    with open(path, "rb") as f:
+        f.seek(shard.offset)
+        data = f.read(shard.size)
+    digest = content_digest()
+    digest.update(data)
+    if digest.hexdigest() != shard.digest:
+        raise LaserError(f"{path}: lines {shard.start + 1}-{shard.stop} changed while the job "
+                         "ran; run it again")
+    return data
+
+
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Manifest:
+    """The work directory's record of finished shards (`manifest.json`): the job they belong to
+    (model sha256 and options) and, per shard, its line range, content digest and rows.
+
+    Only the driver writes it, atomically, after every finished shard; a record counts only
+    for the same job, the same lines with the same digest, and a shard file still present.
+    """
+
+    directory: Path
+    job: dict
+    done: dict[int, dict] = field(default_factory=dict)
+    encoder: Optional[dict] = None  # what the workers' model reported, for the sidecar
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike, job: dict) -> "Manifest":
+        """The manifest of `directory` (created if missing); records of another job are dropped."""
+        directory = Path(directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise LaserError(f"{directory}: cannot create the work directory "
+                             f"({(error.strerror or str(error)).lower()})") from None
+        stored = _read_json(directory / MANIFEST)
+        if stored.get("job") != job:
+            return cls(directory, job)
+        done = {int(index): record for index, record in stored.get("done", {}).items()}
+        return cls(directory, job, done, stored.get("encoder"))
+
+    def shard_path(self, shard: Shard) -> Path:
+        return self.directory / f"{shard.name}.npy"
+
+    def is_done(self, shard: Shard) -> bool:
+        record = self.done.get(shard.index)
+        return (record is not None and record == _shard_record(shard)
+                and self.shard_path(shard).is_file())
+
+    def mark_done(self, shard: Shard) -> None:
+        self.done[shard.index] = _shard_record(shard)
+        self.save()
+
+    def save(self) -> None:
+        record = {"job": self.job, "encoder": self.encoder,
+                  "done": {str(index): self.done[index] for index in sorted(self.done)}}
+        with atomic_text_output(str(self.directory / MANIFEST)) as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
+
+
+def _shard_record(shard: Shard) -> dict:
+    """What a finished shard's rows depend on: its lines and their bytes (not where they sit in
+    the file, so an edit elsewhere keeps it)."""
+    return {"start": shard.start, "stop": shard.stop, "digest": shard.digest}
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}

@@ -1,0 +1,83 @@
+"""What a worker does with one shard, free of Ray: load the model once, embed a line range into
+its own `.npy` file (atomically), with its threads pinned to its share of the machine."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Optional
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.embeddings import EmbeddingWriter
+from ..io.text import batched, decode_lines
+from ..models.files import ModelFiles
+from .shards import Shard, read_shard
+
+if TYPE_CHECKING:
+    from ..models.encoder import Encoder
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """How to load the same encoder on any node: absolute model paths and the encoder options."""
+
+    files: ModelFiles
+    device: str = "cpu"
+    max_tokens: int = 12000
+    max_length: Optional[int] = None
+    bpe_backend: str = "auto"
+
+    def __post_init__(self) -> None:
+        absolute = {role: path.resolve() for role, path in vars(self.files).items() if path}
+        object.__setattr__(self, "files", replace(self.files, **absolute))
+
+    def load(self) -> Encoder:
+        from ..models.encoder import Encoder
+        return Encoder(self.files, device=self.device, max_tokens=self.max_tokens,
+                       max_length=self.max_length, bpe_backend=self.bpe_backend)
+
+    def key(self) -> dict:
+        """What makes two encoders' embeddings identical: the checkpoint and the options."""
+        return {"model_sha256": self.files.sha256(), "files": self.files.describe(),
+                "max_tokens": self.max_tokens, "max_length": self.max_length,
+                "bpe_backend": self.bpe_backend, "device": self.device}
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """Embed the lines of `shard` of `input_path` in `lang` into `output` (.npy of `dtype`),
+    `chunk_lines` at a time as the single-process pipeline does."""
+
+    input_path: str
+    shard: Shard
+    output: str
+    lang: str
+    dtype: str
+    chunk_lines: int
+
+
+def pin_threads(threads: int) -> None:
+    """Use `threads` cores for torch, faiss and BLAS: a worker's share of its node, no more.
+    (BLAS rounds the last bit of a product by its thread count: a single process gives the same
+    bits with the same count, e.g. OMP_NUM_THREADS=1 for one-core workers.)"""
+    import faiss
+    import torch
+    from threadpoolctl import threadpool_limits
+    torch.set_num_threads(threads)
+    faiss.omp_set_num_threads(threads)
+    threadpool_limits(threads)  # stays in force for the life of the worker
+
+
+def embed_shard(encoder: Encoder, job: ShardJob) -> int:
+    """Write the embeddings of one shard; returns its row count (one per line, always)."""
+    shard = job.shard
+    data = read_shard(job.input_path, shard)
+    lines = decode_lines(job.input_path, io.BytesIO(data), shard.start + 1)
+    with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=np.dtype(job.dtype)) as writer:
+        for chunk in batched(lines, job.chunk_lines):
+            writer.write(encoder.encode(chunk, job.lang))
+        if writer.rows != shard.lines:
+            raise LaserError(f"{job.input_path}: lines {shard.start + 1}-{shard.stop} gave "
+                             f"{writer.rows} rows, not {shard.lines}")
+    return writer.rows

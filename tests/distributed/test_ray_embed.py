@@ -1,0 +1,142 @@
+"""`laser embed --ray` on a real local Ray runtime (2 CPUs): bit-identical to one process, a
+killed worker retried, an interrupted run resumed shard by shard, a bad line reported."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import CORPUS_SAMPLE, ROOT
+from laser.cli import main
+from laser.distributed.ray_runner import EmbedWorker, RayOptions, embed_file_on_ray
+from laser.distributed.shards import MANIFEST
+from laser.distributed.work import EncoderSpec
+from laser.errors import LaserError
+from laser.models.files import ModelFiles
+from laser.pipeline import EmbedOptions, embed_file
+
+pytestmark = pytest.mark.slow
+
+LINES = 50
+SHARD_LINES = 16  # 4 shards: 16, 16, 16, 2 lines
+MODEL = ROOT / "models" / "default"
+
+
+@pytest.fixture(scope="module")
+def sentences(tmp_path_factory) -> str:
+    """The first French sentences of the vendored corpus sample, one a line."""
+    with gzip.open(CORPUS_SAMPLE / "dev" / "fra-eng.tsv.gz", "rt", encoding="utf-8") as f:
+        lines = [next(f).split("\t")[0] for _ in range(LINES)]
+    path = tmp_path_factory.mktemp("input") / "fr.txt"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def single(sentences, tmp_path_factory):
+    """The output and sidecar of the ordinary single-process `embed_file`."""
+    from laser.models.encoder import Encoder
+    path = tmp_path_factory.mktemp("single") / "fr.npy"
+    embed_file(Encoder.load(str(MODEL)), sentences, str(path), EmbedOptions("fr"))
+    return path.read_bytes(), _sidecar(path)
+
+
+def _sidecar(path) -> dict:
+    record = json.loads(open(f"{path}.json").read())
+    del record["output"]
+    return record
+
+
+def _embed(*args: str):
+    return CliRunner().invoke(main, ["embed", *args, "--lang", "fr", "--model", str(MODEL)])
+
+
+def _spec() -> EncoderSpec:
+    return EncoderSpec(ModelFiles.from_dir(MODEL))
+
+
+def test_shards_on_two_workers_equal_one_process(ray_runtime, sentences, single, tmp_path):
+    output = tmp_path / "fr.npy"
+    result = _embed(sentences, "-o", str(output), "--ray", "local", "--ray-workers", "2",
+                    "--shard-lines", str(SHARD_LINES))
+    assert result.exit_code == 0, result.output
+    assert "4 shards computed, 0 reused" in result.output
+    assert (output.read_bytes(), _sidecar(output)) == single
+    assert sorted(os.listdir(tmp_path)) == ["fr.npy", "fr.npy.json"]  # work dir removed
+
+
+class DyingOnce(EmbedWorker):
+    """A worker whose process dies in the middle of its first task on shard 1: the marker file
+    it removes before exiting makes the retry succeed."""
+
+    marker = None
+
+    def embed(self, job):
+        if job.shard.index == 1 and os.path.exists(self.marker):
+            os.unlink(self.marker)
+            os._exit(1)
+        return super().embed(job)
+
+
+def test_a_killed_worker_is_retried_and_the_output_is_the_same(ray_runtime, sentences, single,
+                                                                tmp_path):
+    ray_runtime.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    marker = tmp_path / "die-once"
+    marker.touch()
+    DyingOnce.marker = str(marker)
+    output = tmp_path / "fr.npy"
+    report, run = embed_file_on_ray(_spec(), sentences, str(output), EmbedOptions("fr"),
+                                    RayOptions(workers=2, shard_lines=SHARD_LINES),
+                                    worker_class=DyingOnce)
+    assert not marker.exists()  # the worker did die
+    assert sorted(run.computed) == [0, 1, 2, 3]
+    assert (output.read_bytes(), _sidecar(output)) == single
+
+
+def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
+        ray_runtime, sentences, single, tmp_path):
+    good = open(sentences, "rb").read().split(b"\n")
+    broken = good.copy()
+    broken[20] = b"caf\xe9"  # line 21, in shard 1
+    source = tmp_path / "fr.txt"
+    source.write_bytes(b"\n".join(broken))
+    output, work = tmp_path / "fr.npy", tmp_path / "work"
+    args = (str(source), "-o", str(output), "--ray", "local", "--shard-lines", str(SHARD_LINES),
+            "--work-dir", str(work))
+    result = _embed(*args)
+    assert result.exit_code == 1
+    assert result.output == f"laser: error: {source}:21: invalid UTF-8 at byte 4\n"
+    assert not output.exists()
+    # all 4 shards were running on the 2 workers (2 tasks each): the good ones finished
+    assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "2", "3"]
+
+    source.write_bytes(b"\n".join(good))
+    result = _embed(*args)
+    assert result.exit_code == 0, result.output
+    assert "1 shards computed, 3 reused" in result.output
+    # shards after the edited line moved in the file but kept their lines and bytes
+    assert (output.read_bytes(), _sidecar(output)) == single
+    assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "1", "2", "3"]
+
+
+def test_a_resumed_run_with_other_options_recomputes_everything(ray_runtime, sentences,
+                                                                 tmp_path):
+    options = RayOptions(workers=1, shard_lines=SHARD_LINES, work_dir=str(tmp_path / "work"))
+    output = str(tmp_path / "fr.npy")
+    _, first = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr"), options)
+    _, half = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr", fp16=True),
+                                options)
+    assert (sorted(first.computed), sorted(half.computed), half.reused) == (
+        [0, 1, 2, 3], [0, 1, 2, 3], [])
+
+
+def test_ray_options_need_ray(sentences, tmp_path):
+    result = _embed(sentences, "-o", str(tmp_path / "x.npy"), "--shard-lines", "5")
+    assert result.exit_code == 1
+    assert "go with --ray" in result.output
+    with pytest.raises(LaserError, match="regular file"):
+        embed_file_on_ray(_spec(), "-", str(tmp_path / "x.npy"), EmbedOptions("fr"))

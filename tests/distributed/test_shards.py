@@ -1,0 +1,62 @@
+"""Line-range shards: they cover a file exactly as `read_lines` reads it, and the manifest
+keeps only records of the same job and the same bytes."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from laser.distributed import shards
+from laser.distributed.shards import Manifest, plan_shards, read_shard
+from laser.errors import LaserError
+from laser.io.text import decode_lines, read_lines
+
+CONTENTS = [b"", b"a", b"a\n", b"a\nb", b"one\n\n\ntwo\nthree\n\nfour", "\u00e9t\u00e9\nxyz\n".encode() * 7]
+
+
+@pytest.mark.parametrize("content", CONTENTS)
+@pytest.mark.parametrize("shard_lines", [1, 2, 3, 5])
+def test_shards_cover_every_line_once(tmp_path, monkeypatch, content, shard_lines):
+    monkeypatch.setattr(shards, "READ_BLOCK", 4)  # shard cuts across read blocks
+    path = tmp_path / "text.txt"
+    path.write_bytes(content)
+    planned = plan_shards(str(path), shard_lines)
+    lines = []
+    for shard in planned:
+        assert shard.start == len(lines)
+        assert shard.lines == shard_lines or shard is planned[-1]
+        data = read_shard(str(path), shard)
+        lines += decode_lines(str(path), io.BytesIO(data), shard.start + 1)
+    assert lines == list(read_lines(str(path)))
+
+
+def test_a_changed_shard_is_refused(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("a\nb\nc\n")
+    first, second = plan_shards(str(path), 2)
+    path.write_text("a\nb\nC\n")
+    assert read_shard(str(path), first) == b"a\nb\n"
+    with pytest.raises(LaserError, match="lines 3-3 changed"):
+        read_shard(str(path), second)
+
+
+def test_stdin_cannot_be_sharded():
+    with pytest.raises(LaserError, match="regular file"):
+        plan_shards("-", 10)
+
+
+def test_manifest_keeps_records_of_the_same_job_and_bytes(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("a\nb\nc\n")
+    planned = plan_shards(str(path), 2)
+    manifest = Manifest.open(tmp_path / "work", {"model_sha256": "x"})
+    for shard in planned:
+        manifest.shard_path(shard).write_bytes(b"rows")
+        manifest.mark_done(shard)
+    reopened = Manifest.open(tmp_path / "work", {"model_sha256": "x"})
+    assert [reopened.is_done(shard) for shard in planned] == [True, True]
+    path.write_text("a\nb\nC\n")
+    replanned = plan_shards(str(path), 2)
+    assert [reopened.is_done(shard) for shard in replanned] == [True, False]
+    other_model = Manifest.open(tmp_path / "work", {"model_sha256": "y"})
+    assert [other_model.is_done(shard) for shard in planned] == [False, False]
