@@ -52,6 +52,7 @@ class EmbedReport:
     bpe_backend: str  # what applied the subwords: fastbpe, python or sentencepiece VERSION
     max_tokens: int
     max_length: Optional[int]
+    quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized BiLSTM
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
     sacremoses_version: str = metadata.version("sacremoses")
@@ -100,7 +101,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
         format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),
         model_sha256=encoder.files.sha256(), model_family=encoder.family,
         model_files=encoder.files.describe(), bpe_backend=encoder.preprocessor.backend,
-        max_tokens=encoder.max_tokens, max_length=encoder.max_length,
+        max_tokens=encoder.max_tokens, max_length=encoder.max_length, quantize=encoder.quantize,
         seconds=time.perf_counter() - started)
     if options.provenance:
         record = asdict(report)

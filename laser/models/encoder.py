@@ -15,6 +15,7 @@ from ..errors import LaserError
 from .files import ModelFiles
 from .resolve import resolve_model
 from .preprocessing import Preprocessor, preprocessor_for
+from .quantize import check_quantize, quantize_model
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -32,16 +33,20 @@ class Encoder:
 
     def __init__(self, files: ModelFiles, device: str = "cpu",
                  max_tokens: int = DEFAULT_MAX_TOKENS, max_sentences: Optional[int] = None,
-                 max_length: Optional[int] = None, bpe_backend: str = "auto"):
+                 max_length: Optional[int] = None, bpe_backend: str = "auto",
+                 quantize: Optional[str] = None):
         if max_tokens < 1:
             raise LaserError("max_tokens must be at least 1")
         if max_length is not None and max_length < 1:
             raise LaserError("max_length must be at least 1")
         self.files = files
         self.device = check_device(device)
+        check_quantize(quantize, self.device.type)
         checkpoint = load_checkpoint(files.encoder)
         self.dictionary = checkpoint.dictionary
-        self.model = BiLSTMEncoder.from_checkpoint(checkpoint).to(self.device)
+        self.model = quantize_model(BiLSTMEncoder.from_checkpoint(checkpoint).to(self.device),
+                                    quantize)
+        self.quantize = quantize
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend)
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
@@ -49,7 +54,8 @@ class Encoder:
 
     @classmethod
     def load(cls, model: Optional[str] = None, **options) -> "Encoder":
-        """Load a model directory (or $LASER_MODEL when None)."""
+        """Load a model directory (or $LASER_MODEL when None); `quantize="int8"` runs the
+        BiLSTM in int8 on the CPU (faster, vectors within ~0.99 cosine of float32)."""
         return cls(resolve_model(model), **options)
 
     @property
