@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Iterator, Optional
@@ -24,8 +25,8 @@ CHUNK_LINES = 10000
 
 @dataclass(frozen=True)
 class EmbedOptions:
-    """How `embed_file` writes: language, `npy` or headerless `raw`, float16, progress bar on
-    stderr, and the provenance sidecar OUTPUT.json."""
+    """How `embed_file` works: language, `npy` or headerless `raw`, float16, progress bar on
+    stderr, the provenance sidecar OUTPUT.json, chunk size and preprocessing ahead of encoding."""
 
     lang: str
     fmt: str = "npy"
@@ -33,6 +34,7 @@ class EmbedOptions:
     progress: bool = False
     provenance: bool = True
     chunk_lines: int = CHUNK_LINES
+    prefetch: bool = True  # preprocess the next chunk in a background thread while one encodes
 
 
 @dataclass
@@ -79,6 +81,24 @@ def _chunks(path: str, size: int, show: bool) -> Iterator[list[str]]:
             bar.update(len(chunk))
 
 
+def _prepared(encoder: Encoder, chunks: Iterator[list[str]], lang: str,
+              prefetch: bool) -> Iterator[list[list[int]]]:
+    """Each chunk's id sequences; with `prefetch`, chunk i+1 is preprocessed in a background
+    thread while the caller encodes chunk i (torch releases the GIL while it computes)."""
+    if not prefetch:
+        yield from (encoder.prepare(chunk, lang) for chunk in chunks)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laser-prepare") as pool:
+        pending = None
+        for chunk in chunks:
+            submitted = pool.submit(encoder.prepare, chunk, lang)
+            if pending is not None:
+                yield pending.result()
+            pending = submitted
+        if pending is not None:
+            yield pending.result()
+
+
 def check_job(input_path: str, output_path: str) -> None:
     """Refuse a bad input or an unwritable output before any work."""
     check_input(input_path)
@@ -94,8 +114,9 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
-        for chunk in _chunks(input_path, options.chunk_lines, options.progress):
-            writer.write(encoder.encode(chunk, options.lang))
+        chunks = _chunks(input_path, options.chunk_lines, options.progress)
+        for sequences in _prepared(encoder, chunks, options.lang, options.prefetch):
+            writer.write(encoder.encode_ids(sequences))
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dim=encoder.dim, dtype=np.dtype(dtype).name,
         format=options.fmt, lang=options.lang, model_encoder=str(encoder.files.encoder.resolve()),

@@ -83,23 +83,29 @@ class Encoder:
 
     def encode_bpe(self, bpe_lines: Sequence[str]) -> np.ndarray:
         """Embed lines that are already tokenised and BPE-split."""
+        return self.encode_ids(self.bpe_ids(bpe_lines))
+
+    def bpe_ids(self, bpe_lines: Sequence[str]) -> list[list[int]]:
+        """The id sequences of BPE lines, cut to max_length subword tokens when it is set."""
         sequences = [self.token_ids(line) for line in bpe_lines]
-        if self.max_length is not None:
-            sequences = self._truncate(sequences)
-        return self.encode_ids(sequences)
+        return self._truncate(sequences) if self.max_length is not None else sequences
 
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Embed id sequences (each ending in </s>), batched by length, rows in input order."""
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
 
-    def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
-        """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
+    def prepare(self, sentences: Sequence[str], lang: str) -> list[list[int]]:
+        """Raw sentences of one language to the id sequences the network reads (the whole
+        preprocessing: text stage, subwords, ids); `encode_ids` embeds them."""
         if not isinstance(lang, str) or not lang.strip():
             raise LaserError(f"lang must be a language code such as 'en' or 'deu', not {lang!r}")
+        return self.bpe_ids(self.preprocessor(_sentence_list(sentences), lang))
+
+    def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
+        """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
         single = isinstance(sentences, str)
-        batch = [sentences] if single else _sentence_list(sentences)
-        embeddings = self.encode_bpe(self.preprocessor(batch, lang))
+        embeddings = self.encode_ids(self.prepare([sentences] if single else sentences, lang))
         return embeddings[0] if single else embeddings
 
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:
