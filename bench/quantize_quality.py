@@ -48,7 +48,8 @@ def main() -> None:
     args = parser.parse_args()
     encoders = {"fp32": Encoder.load(args.model), "int8": Encoder.load(args.model, quantize="int8")}
     prepare = encoders["fp32"].prepare
-    print("| lang | pairs | xsim fp32 % | xsim int8 % | change (points) | median cosine | min cosine |")
+    print("| lang | pairs | xsim fp32 % | xsim int8 % | change (points) | median cosine "
+          "| min cosine |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     rows = []
     for pair_file in find_pair_files(args.dev_dir, args.languages.split(",")):
