@@ -1,17 +1,20 @@
-"""Encoder speed at the full LASER1 size: our batching and kernels next to a plain reference.
+"""Encoder speed at the full LASER1 size: ours (float32 and int8) next to the official algorithm.
 
 Builds a random checkpoint with the shape of `bilstm.93langs.2018-12-26.pt` (73,640-token
 dictionary, 320-d embeddings, 5-layer 512-unit BiLSTM, ~52M parameters) in a temporary
 directory (never committed), BPE-splits real dev sentences with the parity fixture's codes, and
-times in one run:
+times in one run, alternating, best of --repeats:
 
-* `laser`      — our encoder (length-sorted batches, per-direction un-packed LSTM kernels);
-* `reference`  — unsorted batches of fixed size, packed, through one stock bidirectional
-                 `nn.LSTM` (how a straightforward port of the official encoder runs);
+* `official`   — the algorithm of the official `laser_encoders` SentenceEncoder: sentences
+                 sorted longest first, batches of at most --max-tokens real tokens, right-padded,
+                 packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
+* `laser fp32` — our encoder (length-sorted batches within a padded-token budget, one un-packed
+                 one-layer LSTM per direction);
+* `laser int8` — the same with `quantize="int8"` (dynamic int8 quantization of the LSTMs);
 * the machine's sgemm GFLOP/s, and the share of the BiLSTM's FLOP limit each reaches (the
   limit: sgemm GFLOP/s divided by the FLOPs one token costs).
 
-    python bench/embed_speed.py [--sentences 3000] [--threads N] [--repeats 2]
+    python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -63,11 +66,11 @@ def build_checkpoint(directory: Path) -> Path:
     return path
 
 
-def dev_sentences(count: int) -> dict[str, list[str]]:
+def dev_sentences(count: int, languages: list[str]) -> dict[str, list[str]]:
     """Foreign sides of the dev split, spread over a few languages."""
-    per_language = count // len(LANGUAGES)
+    per_language = count // len(languages)
     result = {}
-    for code in LANGUAGES:
+    for code in languages:
         with gzip.open(SHARED / f"data/corpus/dev/{code}-eng.tsv.gz", "rt", encoding="utf-8") as f:
             result[code] = [line.split("\t")[0] for line in itertools.islice(f, per_language)]
     return result
@@ -91,37 +94,63 @@ def sgemm_gflops(size: int = 2048, repeats: int = 10) -> float:
     return 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9
 
 
-class Reference(nn.Module):
-    """A stock bidirectional nn.LSTM over packed, unsorted fixed-size batches, max-pooled."""
+class OfficialLstm(nn.Module):
+    """The official LASER BiLSTM encoder's forward pass: one stock multi-layer bidirectional
+    nn.LSTM over a packed, right-padded, longest-first batch from zero states; padded steps
+    (token == <pad>) set to -inf, then max-pooled over time."""
 
     def __init__(self, checkpoint):
         super().__init__()
         p = checkpoint.params
-        self.embed = nn.Embedding(p["num_embeddings"], p["embed_dim"], padding_idx=PAD)
-        self.lstm = nn.LSTM(p["embed_dim"], p["hidden_size"], p["num_layers"], bidirectional=True)
-        self.embed.load_state_dict({"weight": checkpoint.state["embed_tokens.weight"]})
-        self.lstm.load_state_dict({k[5:]: v for k, v in checkpoint.state.items()
+        self.padding_idx = p.get("padding_idx", PAD)
+        self.embed = nn.Embedding(p["num_embeddings"], p["embed_dim"], padding_idx=self.padding_idx)
+        self.lstm = nn.LSTM(p["embed_dim"], p["hidden_size"], p["num_layers"],
+                            bidirectional=p.get("bidirectional", False))
+        self.embed.load_state_dict({"weight": checkpoint.state["embed_tokens.weight"].float()})
+        self.lstm.load_state_dict({k[5:]: v.float() for k, v in checkpoint.state.items()
                                    if k.startswith("lstm.")})
 
-    @torch.inference_mode()
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        x = self.embed(tokens.t())
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, padding_value=float("-inf"))
+        batch = tokens.size(0)
+        x = self.embed(tokens).transpose(0, 1)
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.tolist())
+        layers = self.lstm.num_layers * (2 if self.lstm.bidirectional else 1)
+        zeros = x.new_zeros(layers, batch, self.lstm.hidden_size)
+        out, _ = self.lstm(packed, (zeros, zeros.clone()))
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, padding_value=0.0)
+        padding = tokens.eq(self.padding_idx).t().unsqueeze(-1)
+        if padding.any():
+            out = out.masked_fill(padding, float("-inf"))
         return out.max(dim=0).values
 
 
-def run_reference(model: Reference, sequences: list[list[int]], batch_size: int) -> np.ndarray:
-    rows = []
-    for start in range(0, len(sequences), batch_size):
-        batch = sequences[start:start + batch_size]
-        lengths = torch.tensor([len(s) for s in batch])
-        tokens = torch.full((len(batch), int(lengths.max())), PAD, dtype=torch.long)
-        for i, s in enumerate(batch):
-            tokens[i, :len(s)] = torch.tensor(s)
-        rows.append(model(tokens, lengths).numpy())
-    return np.concatenate(rows)
+def official_batches(lengths: np.ndarray, max_tokens: int) -> list[np.ndarray]:
+    """The official SentenceEncoder's batches: sentences longest first (numpy quicksort), a batch
+    closed when its real (unpadded) token count would pass max_tokens."""
+    batches, current, tokens = [], [], 0
+    for index in np.argsort(-lengths, kind="quicksort"):
+        if current and tokens + lengths[index] > max_tokens:
+            batches.append(np.array(current))
+            current, tokens = [], 0
+        current.append(index)
+        tokens += lengths[index]
+    if current:
+        batches.append(np.array(current))
+    return batches
+
+
+def run_official(model: OfficialLstm, sequences: list[list[int]], max_tokens: int) -> np.ndarray:
+    """The official SentenceEncoder.encode_sentences loop, rows restored to input order."""
+    lengths = np.array([len(s) for s in sequences])
+    order, rows = [], []
+    with torch.no_grad():
+        for batch in official_batches(lengths, max_tokens):
+            tokens = torch.full((len(batch), lengths[batch[0]]), PAD, dtype=torch.long)
+            for row, index in enumerate(batch):
+                tokens[row, :lengths[index]] = torch.tensor(sequences[index])
+            rows.append(model(tokens, torch.from_numpy(lengths[batch])).numpy())
+            order.extend(batch)
+    return np.vstack(rows)[np.argsort(order, kind="quicksort")]
 
 
 def timed(function, *args):
@@ -130,22 +159,31 @@ def timed(function, *args):
     return result, time.perf_counter() - start
 
 
+def load_encoders(directory: Path, max_tokens: int) -> tuple[Encoder, Encoder]:
+    """Our encoder of the random checkpoint in float32 and in int8."""
+    checkpoint_path = build_checkpoint(directory)
+    files = ModelFiles(checkpoint_path, directory / "bpe.fcodes", directory / "bpe.fvocab")
+    return (Encoder(files, max_tokens=max_tokens),
+            Encoder(files, max_tokens=max_tokens, quantize="int8"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sentences", type=int, default=3000)
-    parser.add_argument("--reference-batch", type=int, default=64)
+    parser.add_argument("--sentences", type=int, default=3000, help="spread over --languages")
+    parser.add_argument("--languages", default=",".join(LANGUAGES),
+                        help="dev languages (ISO 639-3), e.g. fra")
+    parser.add_argument("--max-tokens", type=int, default=12000, help="batch budget of both")
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--repeats", type=int, default=2, help="alternating runs; best is kept")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="alternating runs of each encoder; the best is kept")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
-        checkpoint_path = build_checkpoint(Path(tmp))
-        files = ModelFiles(checkpoint_path, Path(tmp) / "bpe.fcodes", Path(tmp) / "bpe.fvocab")
-        encoder = Encoder(files)
-        checkpoint = load_checkpoint(checkpoint_path)
-    corpus = dev_sentences(args.sentences)
+        encoder, int8_encoder = load_encoders(Path(tmp), args.max_tokens)
+        checkpoint = load_checkpoint(Path(tmp) / "laser1-random.pt")
+    corpus = dev_sentences(args.sentences, args.languages.split(","))
     bpe_lines, prep_seconds = [], 0.0
     for code, sentences in corpus.items():
         lines, seconds = timed(lambda s=sentences, c=code: encoder.apply_bpe(encoder.tokenize(s, c)))
@@ -156,15 +194,19 @@ def main() -> None:
     unknown = sum(token == UNK for s in sequences for token in s)
     per_token = flops_per_token(checkpoint.params)
 
-    reference_model = Reference(checkpoint)
-    ours_s = ref_s = gflops = 0.0
-    for _ in range(args.repeats):  # alternate and keep the best, so a busy moment hurts neither
+    official = OfficialLstm(checkpoint).eval()
+    runs = {"official SentenceEncoder algorithm (fp32)":
+            lambda: run_official(official, sequences, args.max_tokens),
+            "laser (ours, fp32)": lambda: encoder.encode_ids(sequences),
+            "laser (ours, --quantize int8)": lambda: int8_encoder.encode_ids(sequences)}
+    best = dict.fromkeys(runs, float("inf"))
+    outputs, gflops = {}, 0.0
+    for _ in range(args.repeats):  # alternate and keep the best, so a busy moment hurts none
         gflops = max(gflops, sgemm_gflops())
-        ours, seconds = timed(encoder.encode_ids, sequences)
-        ours_s = min(ours_s or seconds, seconds)
-        ref, seconds = timed(run_reference, reference_model, sequences, args.reference_batch)
-        ref_s = min(ref_s or seconds, seconds)
-    agreement = float(np.abs(ours - ref).max())
+        for name, run in runs.items():
+            outputs[name], seconds = timed(run)
+            best[name] = min(best[name], seconds)
+    reference, ours, int8 = outputs.values()
 
     print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, sgemm {gflops:.1f} GFLOP/s")
@@ -172,16 +214,22 @@ def main() -> None:
           f"parameters, {per_token / 1e6:.1f} MFLOP per token")
     print(f"input: {n_sentences} dev sentences ({', '.join(corpus)}), {n_tokens} tokens "
           f"incl. </s>, {unknown} <unk>; preprocessing+BPE {n_sentences / prep_seconds:.0f} sent/s")
-    print(f"max |ours - reference| = {agreement:.2e}")
+    print(f"max |ours fp32 - official| = {np.abs(ours - reference).max():.2e}; "
+          f"int8 vs official: median cosine {np.median(row_cosines(int8, reference)):.4f}, "
+          f"min {row_cosines(int8, reference).min():.4f}")
     print()
-    print("| encoder | seconds | sentences/s | tokens/s | GFLOP/s | share of sgemm |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for name, seconds in (("laser (ours)", ours_s),
-                          (f"reference (unsorted, batch {args.reference_batch}, packed)", ref_s)):
+    print("| encoder | seconds | sentences/s | tokens/s | GFLOP/s (fp32 equiv.) | share of sgemm "
+          "| vs official |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    baseline = best[next(iter(runs))]
+    for name, seconds in best.items():
         achieved = n_tokens * per_token / seconds / 1e9
         print(f"| {name} | {seconds:.2f} | {n_sentences / seconds:.1f} | {n_tokens / seconds:.0f} "
-              f"| {achieved:.1f} | {achieved / gflops:.0%} |")
-    print(f"\nspeed-up over the reference: {ref_s / ours_s:.2f}x")
+              f"| {achieved:.1f} | {achieved / gflops:.0%} | {baseline / seconds:.2f}x |")
+
+
+def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
@@ -33,9 +34,10 @@ def encode_sentences(encoder: Encoder, lines: list[str], lang: str) -> np.ndarra
 
 @dataclass(frozen=True)
 class EmbedOptions:
-    """How `embed_file` writes: language, `npy` or headerless `raw`, float16, progress bar on
-    stderr, the provenance sidecar OUTPUT.json, and what a line is (`encode`: one sentence by
-    default; `laser.apps.documents` embeds whole documents)."""
+    """How `embed_file` works: language, `npy` or headerless `raw`, float16, progress bar on
+    stderr, the provenance sidecar OUTPUT.json, chunk size, preprocessing ahead of encoding, and
+    what a line is (`encode`: one sentence by default; `laser.apps.documents` embeds whole
+    documents)."""
 
     lang: str
     fmt: str = "npy"
@@ -45,6 +47,7 @@ class EmbedOptions:
     chunk_lines: int = CHUNK_LINES
     encode: ChunkEncoder = encode_sentences
     rows: str = "sentences"  # what a row is, recorded in the sidecar
+    prefetch: bool = True  # preprocess the next chunk in a background thread while one encodes
 
 
 @dataclass
@@ -67,6 +70,7 @@ class EmbedReport:
     max_tokens: int
     max_length: Optional[int]
     rows_are: str = "sentences"
+    quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized BiLSTM
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
     sacremoses_version: str = metadata.version("sacremoses")
@@ -95,6 +99,35 @@ def _chunks(path: str, size: int, show: bool) -> Iterator[list[str]]:
             bar.update(len(chunk))
 
 
+def _prepared(encoder: Encoder, chunks: Iterator[list[str]], lang: str,
+              prefetch: bool) -> Iterator[list[list[int]]]:
+    """Each chunk's id sequences; with `prefetch`, chunk i+1 is preprocessed in a background
+    thread while the caller encodes chunk i (torch releases the GIL while it computes)."""
+    if not prefetch:
+        yield from (encoder.prepare(chunk, lang) for chunk in chunks)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laser-prepare") as pool:
+        pending = None
+        for chunk in chunks:
+            submitted = pool.submit(encoder.prepare, chunk, lang)
+            if pending is not None:
+                yield pending.result()
+            pending = submitted
+        if pending is not None:
+            yield pending.result()
+
+
+def _embedded_chunks(encoder: Encoder, chunks: Iterator[list[str]],
+                     options: EmbedOptions) -> Iterator[np.ndarray]:
+    """The rows of each chunk. Sentences are preprocessed one chunk ahead (`options.prefetch`);
+    other kinds of line (documents) go through `options.encode`."""
+    if options.encode is not encode_sentences:
+        yield from (options.encode(encoder, chunk, options.lang) for chunk in chunks)
+        return
+    for sequences in _prepared(encoder, chunks, options.lang, options.prefetch):
+        yield encoder.encode_ids(sequences)
+
+
 def check_job(input_path: str, output_path: str) -> None:
     """Refuse a bad input or an unwritable output before any work."""
     check_input(input_path)
@@ -110,8 +143,9 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
-        for chunk in _chunks(input_path, options.chunk_lines, options.progress):
-            writer.write(options.encode(encoder, chunk, options.lang))
+        chunks = _chunks(input_path, options.chunk_lines, options.progress)
+        for rows in _embedded_chunks(encoder, chunks, options):
+            writer.write(rows)
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
@@ -127,7 +161,8 @@ def encoder_fields(encoder: Encoder) -> dict:
                 model_sha256=digests["encoder"], model_family=encoder.family,
                 model_files=encoder.files.describe(), model_files_sha256=digests,
                 model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
-                max_tokens=encoder.max_tokens, max_length=encoder.max_length)
+                max_tokens=encoder.max_tokens, max_length=encoder.max_length,
+                quantize=encoder.quantize)
 
 
 def finish_report(report: EmbedReport, options: EmbedOptions) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Similarity search error of a model on a folder of XXX-eng.tsv(.gz) pair files (e.g. the dev split).
 
-    python tasks/corpus_xsim.py DEV_DIR [--model M] [--train-dir TRAIN_DIR] [--top 20] [--markdown OUT]
+    python tasks/corpus_xsim.py DEV_DIR [--model M] [--train-dir TRAIN_DIR] [--top 20] [--quantize int8]
+                                 [--markdown OUT]
 
 Every pair file is run through the full inference pipeline (`Encoder.encode`, raw text in), then
 cosine xsim both ways: xx->en searches each foreign sentence among the file's English sentences,
@@ -62,9 +63,10 @@ def main() -> None:
     parser.add_argument("--model", help="Model directory (default: the shipped model).")
     parser.add_argument("--train-dir", type=Path, help="Training pair files, for the counts.")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--quantize", choices=["int8"], help="Run the encoder in int8 (CPU).")
     parser.add_argument("--markdown", type=Path, help="Write the table here.")
     args = parser.parse_args()
-    encoder = Encoder.load(args.model)
+    encoder = Encoder.load(args.model, quantize=args.quantize)
     train_sizes = ({pf.lang: count_lines(pf.path) for pf in find_pair_files(args.train_dir)}
                    if args.train_dir else {})
     rows, started, sentences = [], time.perf_counter(), 0

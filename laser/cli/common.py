@@ -65,6 +65,9 @@ def model_options(command):
         click.option("--bpe-backend", type=click.Choice(["auto", "fastbpe", "python"]),
                      default="auto", show_default=True,
                      help="fastBPE when installed, else the identical Python applier."),
+        click.option("--quantize", type=click.Choice(["int8"]), default=None,
+                     help="Run the encoder in int8 on the CPU (dynamic quantization): faster, "
+                          "vectors within ~0.99 cosine of float32 (docs/performance.md)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -72,7 +75,7 @@ def model_options(command):
 
 
 MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "spm_model", "spm_vocab", "max_tokens",
-              "max_length", "device", "bpe_backend")
+              "max_length", "device", "bpe_backend", "quantize")
 
 
 def split_model_options(options: dict) -> dict:
@@ -92,20 +95,20 @@ def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_voca
 
 
 def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, lang=None):
+                 max_length, device, bpe_backend, quantize=None, lang=None):
     """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
     from ..models.encoder import Encoder
     files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
     return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
-                   bpe_backend=bpe_backend)
+                   bpe_backend=bpe_backend, quantize=quantize)
 
 
 def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, lang=None):
+                 max_length, device, bpe_backend, quantize=None, lang=None):
     """How Ray workers load the model of `model_options` (chosen here, loaded there)."""
     from ..distributed.work import EncoderSpec
     files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
-    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend)
+    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize)
 
 
 def encoder_loader(model: dict) -> Callable:

@@ -27,6 +27,7 @@ class EncoderSpec:
     max_tokens: int = 12000
     max_length: Optional[int] = None
     bpe_backend: str = "auto"
+    quantize: Optional[str] = None
 
     def __post_init__(self) -> None:
         absolute = {role: path.resolve() for role, path in vars(self.files).items() if path}
@@ -35,13 +36,15 @@ class EncoderSpec:
     def load(self) -> Encoder:
         from ..models.encoder import Encoder
         return Encoder(self.files, device=self.device, max_tokens=self.max_tokens,
-                       max_length=self.max_length, bpe_backend=self.bpe_backend)
+                       max_length=self.max_length, bpe_backend=self.bpe_backend,
+                       quantize=self.quantize)
 
     def key(self) -> dict:
         """What makes two encoders' embeddings identical: the checkpoint and the options."""
         return {"model_sha256": self.files.sha256(), "files": self.files.describe(),
                 "max_tokens": self.max_tokens, "max_length": self.max_length,
-                "bpe_backend": self.bpe_backend, "device": self.device}
+                "bpe_backend": self.bpe_backend, "device": self.device,
+                "quantize": self.quantize}
 
 
 @dataclass(frozen=True)

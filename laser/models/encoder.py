@@ -18,6 +18,7 @@ from .network import Network, load_network
 from .preprocessing import Preprocessor, preprocessor_for
 from .resolve import official_model_dir, resolve_model
 from .sequences import EOS, embed_sequences
+from .quantize import check_quantize, quantize_model
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -35,16 +36,19 @@ class Encoder:
 
     def __init__(self, files: ModelFiles, device: str = "cpu",
                  max_tokens: int = DEFAULT_MAX_TOKENS, max_sentences: Optional[int] = None,
-                 max_length: Optional[int] = None, bpe_backend: str = "auto"):
+                 max_length: Optional[int] = None, bpe_backend: str = "auto",
+                 quantize: Optional[str] = None):
         if max_tokens < 1:
             raise LaserError("max_tokens must be at least 1")
         if max_length is not None and max_length < 1:
             raise LaserError("max_length must be at least 1")
         self.files = files
         self.device = check_device(device)
+        check_quantize(quantize, self.device.type)
         self.network: Network = load_network(files)
         self.dictionary = self.network.dictionary
-        self.model = self.network.module.to(self.device)
+        self.model = quantize_model(self.network.module.to(self.device), quantize)
+        self.quantize = quantize
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
                                                            generation=self.network.generation)
         self.max_tokens = max_tokens
@@ -56,7 +60,8 @@ class Encoder:
              download: bool = True, **options) -> "Encoder":
         """Load `model` (a directory or a model name); else the official model of `lang` (its
         LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
-        $LASER_MODEL or the shipped default."""
+        $LASER_MODEL or the shipped default. `quantize="int8"` runs the network's LSTM and
+        linear layers in int8 on the CPU (faster, vectors within ~0.99 cosine of float32)."""
         if model is None and lang is not None:
             return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)
@@ -88,10 +93,12 @@ class Encoder:
 
     def encode_bpe(self, bpe_lines: Sequence[str]) -> np.ndarray:
         """Embed lines that are already tokenised and BPE-split."""
+        return self.encode_ids(self.bpe_ids(bpe_lines))
+
+    def bpe_ids(self, bpe_lines: Sequence[str]) -> list[list[int]]:
+        """The id sequences of BPE lines, cut to max_length subword tokens when it is set."""
         sequences = [self.token_ids(line) for line in bpe_lines]
-        if self.max_length is not None:
-            sequences = self._truncate(sequences)
-        return self.encode_ids(sequences)
+        return self._truncate(sequences) if self.max_length is not None else sequences
 
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Embed id sequences (as `token_ids` makes them), batched by length, rows in input
@@ -99,13 +106,17 @@ class Encoder:
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
 
-    def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
-        """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
+    def prepare(self, sentences: Sequence[str], lang: str) -> list[list[int]]:
+        """Raw sentences of one language to the id sequences the network reads (the whole
+        preprocessing: text stage, subwords, ids); `encode_ids` embeds them."""
         if not isinstance(lang, str) or not lang.strip():
             raise LaserError(f"lang must be a language code such as 'en' or 'deu', not {lang!r}")
+        return self.bpe_ids(self.preprocessor(_sentence_list(sentences), lang))
+
+    def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
+        """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
         single = isinstance(sentences, str)
-        batch = [sentences] if single else _sentence_list(sentences)
-        embeddings = self.encode_bpe(self.preprocessor(batch, lang))
+        embeddings = self.encode_ids(self.prepare([sentences] if single else sentences, lang))
         return embeddings[0] if single else embeddings
 
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""End-to-end `embed_file` next to the encoder alone: does preprocessing hide behind encoding?
+
+Writes the first --lines lines of French dev sentences (repeated to length) to a temporary file
+and times, alternating, best of --repeats, with the shipped model (or --model):
+
+* `encoder only`       — `Encoder.encode_ids` on ids prepared beforehand (the ceiling);
+* `sequential`         — `embed_file(..., prefetch=False)`: read, preprocess, encode, write;
+* `prefetch`           — `embed_file` as `laser embed` runs it: chunk i+1 preprocessed in a
+                         background thread while chunk i encodes;
+* `laser embed`        — the command in a fresh process (start-up and model loading included).
+
+    python bench/pipeline_speed.py [--lines 20000] [--quantize int8] [--repeats 3]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from laser.models.encoder import Encoder  # noqa: E402
+from laser.pipeline import EmbedOptions, embed_file  # noqa: E402
+
+FRENCH = ROOT / "tests/data/corpus/dev/fra-eng.tsv.gz"
+
+
+def french_lines(count: int) -> list[str]:
+    with gzip.open(FRENCH, "rt", encoding="utf-8") as f:
+        sentences = [line.split("\t")[0] for line in f]
+    return list(itertools.islice(itertools.cycle(sentences), count))
+
+
+def seconds(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=20000)
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--quantize", choices=["int8"], default=None)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    encoder = Encoder.load(args.model, quantize=args.quantize)
+    lines = french_lines(args.lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        source, output = Path(tmp) / "fr.txt", str(Path(tmp) / "fr.npy")
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        ids = encoder.prepare(lines, "fr")
+        command = [sys.executable, "-m", "laser", "embed", str(source), "-o", output, "-l", "fr",
+                   "--quiet", "--model", args.model] + (["--quantize", args.quantize]
+                                                         if args.quantize else [])
+        runs = {
+            "encoder only (ids ready)": lambda: encoder.encode_ids(ids),
+            "embed_file, sequential": lambda: embed_file(
+                encoder, str(source), output, EmbedOptions("fr", prefetch=False)),
+            "embed_file, prefetch (default)": lambda: embed_file(
+                encoder, str(source), output, EmbedOptions("fr")),
+            "`laser embed` (fresh process)": lambda: subprocess.run(command, check=True),
+        }
+        best = dict.fromkeys(runs, float("inf"))
+        for _ in range(args.repeats):
+            for name, run in runs.items():
+                best[name] = min(best[name], seconds(run))
+    ceiling = best["encoder only (ids ready)"]
+    print(f"{args.lines} French dev lines, model {args.model}, quantize {args.quantize}, "
+          f"best of {args.repeats}")
+    print("| path | seconds | sentences/s | share of encoder-only |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, took in best.items():
+        print(f"| {name} | {took:.2f} | {args.lines / took:,.0f} | {ceiling / took:.0%} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Start-up stays light: help and input validation run without importing torch, faiss or ray."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+HEAVY = ("torch", "faiss", "ray")
+# Runs the CLI in a fresh interpreter, then prints which heavy packages got imported.
+PROBE = """
+import sys
+from laser.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    code = done.code
+print(sorted(name for name in {heavy!r} if name in sys.modules))
+sys.exit(code)
+"""
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["knn", "--help"]])
+def test_help_imports_no_heavy_package(args):
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr
+    assert "Usage:" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1] == "[]"
+
+
+def test_missing_input_is_reported_without_importing_torch(tmp_path):
+    missing = tmp_path / "absent.txt"
+    done = run_cli("embed", str(missing), "-o", str(tmp_path / "out.npy"), "--lang", "fr")
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"laser: error: {missing}: no such file"
+    assert done.stdout.strip() == "[]"
+    assert not (tmp_path / "out.npy").exists()
+
+
+def test_directory_input_is_reported_without_importing_torch(tmp_path):
+    done = run_cli("embed", str(tmp_path), "-o", str(tmp_path / "out.npy"), "--lang", "fr",
+                   "--quantize", "int8")
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"laser: error: {tmp_path}: is a directory, not a text file"
+    assert done.stdout.strip() == "[]"
