@@ -69,8 +69,8 @@ class EmbedReport:
     bpe_backend: str  # what applied the subwords: fastbpe, python or sentencepiece VERSION
     max_tokens: int
     max_length: Optional[int]
+    quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized network
     rows_are: str = "sentences"
-    quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized BiLSTM
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
     sacremoses_version: str = metadata.version("sacremoses")
