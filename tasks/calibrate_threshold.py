@@ -267,9 +267,10 @@ def fixed_thresholds(mined: Mined) -> str:
     return "\n".join(lines)
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path, help="Corpus folder with dev/ (and train/).")
+def benchmark_parser(doc: str, corpus_help: str) -> argparse.ArgumentParser:
+    """The options of the mining benchmark, shared with tasks/pair_filter_benchmark.py."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help=corpus_help)
     parser.add_argument("--languages", help="Comma-separated ISO 639-3 codes.")
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument("--pairs", type=int, default=1000, help="At most this many per language.")
@@ -280,7 +281,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--model", help="Model directory or name (default: the shipped model).")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", type=Path, help="Write the tables here too.")
-    return parser.parse_args()
+    return parser
+
+
+def parse_args() -> argparse.Namespace:
+    return benchmark_parser(__doc__, "Corpus folder with dev/ (and train/).").parse_args()
 
 
 def main() -> None:

@@ -30,8 +30,8 @@ from typing import Optional
 import numpy as np
 import torch
 
-from calibrate_threshold import (GRID, Mined, curve, embed_english, gold_flags, log, make_tasks,
-                                 mined_pairs, pick_languages)
+from calibrate_threshold import (GRID, Mined, benchmark_parser, curve, embed_english, gold_flags,
+                                 log, make_tasks, mined_pairs, pick_languages)
 from laser.apps.pair_filter import EmbeddingModel, FilterOptions, PairFilter
 from laser.mining.mine import aligned_similarities
 from laser.models.encoder import Encoder
@@ -236,20 +236,11 @@ def training_table(filters: dict[str, PairFilter]) -> str:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path, help="Corpus folder with train/ and dev/.")
-    parser.add_argument("--languages", help="Comma-separated ISO 639-3 codes.")
-    parser.add_argument("--top", type=int, default=20)
-    parser.add_argument("--pairs", type=int, default=1000, help="Benchmark pairs per language.")
-    parser.add_argument("--orphans", type=float, default=0.2)
-    parser.add_argument("--distractors", type=float, default=1.0)
+    parser = benchmark_parser(__doc__, "Corpus folder with train/ and dev/.")
     parser.add_argument("--train-pairs", type=int, default=500,
                         help="Training pairs per language.")
     parser.add_argument("--negatives", default="1:1,1:0,0:1",
                         help="Filters to train, as random:hard negatives per positive.")
-    parser.add_argument("--model", help="Model directory or name (default: the shipped model).")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--markdown", type=Path, help="Write the tables here too.")
     parser.add_argument("--save-filter", type=Path, help="Save the main filter in this folder.")
     return parser.parse_args()
 
