@@ -68,8 +68,10 @@ def _start_embedding(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     source = tmp_path / "long.txt"
     source.write_text(FRENCH.read_text(encoding="utf-8") * 60, encoding="utf-8")
     out = tmp_path / "out.npy"
+    # A child of a background job inherits an ignored SIGINT; a user's terminal gives the default.
     child = subprocess.Popen([sys.executable, "-m", "laser", "embed", str(source), "-o", str(out),
-                              "-l", "fr", "-q", *MODEL], stderr=subprocess.PIPE, text=True)
+                              "-l", "fr", "-q", *MODEL], stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".out.npy.*.tmp")):
         assert child.poll() is None, child.stderr.read()
