@@ -18,6 +18,7 @@ from .errors import LaserError
 from .models.files import ModelFiles
 from .models.languages import official_model
 from .models.resolve import fetched_model_dir
+from .search.vectors import unit_rows
 
 if TYPE_CHECKING:
     from .models.encoder import Encoder
@@ -111,9 +112,3 @@ class LaserEncoderPipeline:
                          normalize_embeddings: bool = False) -> np.ndarray:
         pieces = self.tokenizer.tokenize_batch(sentences)
         return self.encoder.encode_sentences(pieces, normalize_embeddings)
-
-
-def unit_rows(embeddings: np.ndarray) -> np.ndarray:
-    """Each row divided by its L2 norm (zero rows stay zero)."""
-    norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
-    return embeddings / np.where(norms == 0, 1, norms)

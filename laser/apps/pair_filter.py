@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from ..errors import LaserError
 from ..io.atomic import check_output_path, replace_atomically
+from ..search.vectors import unit_rows
 from ..version import __version__
 
 FORMAT = 1
@@ -72,13 +73,6 @@ class EmbeddingModel:
     @classmethod
     def of(cls, encoder) -> "EmbeddingModel":
         return cls(encoder.files.sha256(), encoder.dim, encoder.files.describe())
-
-
-def normalized(rows: np.ndarray) -> np.ndarray:
-    """Rows as float32 with unit L2 norm (zero rows stay zero)."""
-    rows = np.asarray(rows, dtype=np.float32)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows / np.maximum(norms, 1e-12)
 
 
 def features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -297,7 +291,7 @@ class PairFilter:
         if src.ndim != 2 or src.shape[1] != model.dim or trg.shape[1:] != (model.dim,):
             raise LaserError(f"expected embeddings of dimension {model.dim}")
         started = time.perf_counter()
-        weights, training = fit(normalized(src), normalized(trg), options, progress)
+        weights, training = fit(unit_rows(src), unit_rows(trg), options, progress)
         training["seconds"] = round(time.perf_counter() - started, 1)
         record = {"format": FORMAT, "kind": "laser pair filter",
                   "features": "[u, v, |u-v|, u*v] of L2-normalised embeddings",
@@ -316,7 +310,7 @@ class PairFilter:
         w = self.weights
         for start in range(0, len(src), SCORE_BLOCK):
             part = slice(start, start + SCORE_BLOCK)
-            hidden = features(normalized(src[part]), normalized(trg[part])) @ w["hidden_weight"].T
+            hidden = features(unit_rows(src[part]), unit_rows(trg[part])) @ w["hidden_weight"].T
             hidden = np.maximum(hidden + w["hidden_bias"], 0)
             logits = hidden @ w["output_weight"][0] + w["output_bias"][0]
             out[part] = 1 / (1 + np.exp(-np.clip(logits, -60, 60)))

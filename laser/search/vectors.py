@@ -9,6 +9,13 @@ import numpy as np
 from ..errors import LaserError
 
 
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Rows as float32, each divided by its L2 norm (zero rows stay zero)."""
+    rows = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1, norms)
+
+
 @dataclass
 class Vectors:
     """Rows of an embedding matrix as float32 blocks, L2-normalised unless `normalize` is off.

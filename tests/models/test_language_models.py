@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.laser_encoders import (LaserEncoderPipeline, initialize_encoder,
-                                  initialize_tokenizer, unit_rows)
+from laser.laser_encoders import LaserEncoderPipeline, initialize_encoder, initialize_tokenizer
 from laser.models import registry
 from laser.models.encoder import Encoder
 from laser.models.files import ModelFiles
+from laser.search.vectors import unit_rows
 from laser.models.registry import RECORD
 from laser.models.resolve import ModelRequest, choose_model, installed_official_model
 
