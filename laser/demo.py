@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .models.registry import shipped_model_dir
+from .search.vectors import unit_rows
 from .models.resolve import MODEL_ENV
 
 OUTPUT_DIR = Path("demo-output")
@@ -39,10 +40,6 @@ def _embed(model: Path, lang: str, sentences: list[str]) -> np.ndarray:
     return embeddings
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 def main() -> None:
     model = os.environ.get(MODEL_ENV) or shipped_model_dir()
     if model is None:
@@ -51,7 +48,7 @@ def main() -> None:
     print(f"model: {model}")
     OUTPUT_DIR.mkdir(exist_ok=True)
     sample = _sample()
-    vectors = {lang: _normalise(_embed(model, lang, s)) for lang, s in sample.items()}
+    vectors = {lang: unit_rows(_embed(model, lang, s)) for lang, s in sample.items()}
     english = sample["en"]
     correct = total = 0
     print("\nnearest neighbour (cosine) of each English sentence in the other languages:")
