@@ -8,7 +8,8 @@ Sentences are real dev sentences (shared/data/corpus/dev, the foreign side), rep
 * `ray, W workers`       — `embed_file_on_ray` on a fresh local runtime of W CPUs, W one-core
                            actors; the runtime's start is timed apart from the job.
 
-Every Ray output is checked to be bit-identical to the single-process one.
+Every Ray output is checked to be bit-identical to the single-process one on one thread
+(the workers' thread count: OpenBLAS rounds differently with more threads).
 
     python bench/distributed.py [--lines 200000] [--shard-lines 10000] [--workers 1,2] [--json F]
 """
@@ -78,6 +79,12 @@ def on_ray(text: Path, output: Path, workers: int, shard_lines: int) -> dict:
             "shards": len(run.computed)}
 
 
+def report(result: dict, lines: int) -> None:
+    """One finished configuration on stderr, so a long run shows its figures as they come."""
+    print(f"{result['config']}: job {result['job_s']:.1f} s, "
+          f"{lines / result['job_s']:,.0f} sentences/s", file=sys.stderr, flush=True)
+
+
 def table(results: list[dict], lines: int) -> str:
     rows = ["| configuration | cores | start (s) | job (s) | total (s) | sentences/s (job) | "
             "sentences/s per core |", "|---|---|---|---|---|---|---|"]
@@ -99,14 +106,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="laser-bench-") as tmp:
         text = Path(tmp) / "sentences.txt"
         write_sentences(text, args.lines)
-        reference = Path(tmp) / "single.npy"
+        reference = Path(tmp) / "single1.npy"
         for threads in (1, 2):
-            results.append(single_process(text, reference, threads))
+            results.append(single_process(text, Path(tmp) / f"single{threads}.npy", threads))
+            report(results[-1], args.lines)
         for workers in map(int, args.workers.split(",")):
             output = Path(tmp) / f"ray{workers}.npy"
             results.append(on_ray(text, output, workers, args.shard_lines))
+            report(results[-1], args.lines)
             if output.read_bytes() != reference.read_bytes():
-                raise SystemExit(f"ray with {workers} workers: output differs from one process")
+                raise SystemExit(f"ray with {workers} workers: output differs from one process "
+                                 "on one thread")
     print(f"{args.lines:,} lines, shards of {args.shard_lines:,} lines; every Ray output "
           "bit-identical to the single-process one\n")
     print(table(results, args.lines))

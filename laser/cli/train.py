@@ -14,7 +14,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
-    "laser train corpus/ -o v2 --work-dir w2 --teacher use --threads 1   # distil from USE"))
+    "laser train corpus/ -o v2 --work-dir w2 --teacher use --threads 1   # distil from USE",
+    "laser train corpus/ -o v2 --work-dir w3 --init models/default --layers 2   # grow a model"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
@@ -51,6 +52,10 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Bag-of-subwords steps that align the token embeddings first (0: none).")
 @click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.bow_lr,
               show_default=True)
+@click.option("--init", "init_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Start from this trained model (a LASER1-family directory): its BPE files, its "
+                   "token embeddings and its LSTM layers (a deeper network adds fresh layers on "
+                   "top). Replaces the bag-of-subwords stage.")
 @click.option("--teacher", type=click.Choice(["use", "use+e5"]), default=None,
               help="Distil from this teacher (needs the `train` extra): use = Universal "
                    "Sentence Encoder multilingual v3; use+e5 = USE beside multilingual-e5-small.")
@@ -69,7 +74,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
-          bow_steps, bow_lr, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
+          bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
           seed, workers, threads, device):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
@@ -85,8 +90,8 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,
                          bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",
-                         distill_weight=distill_weight)
-    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
+                         distill_weight=distill_weight, init=str(init_dir or ""))
+    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha, from_model=str(init_dir or "")),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,
                            teacher_threads=threads or 1)

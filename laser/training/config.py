@@ -10,6 +10,7 @@ class BPEConfig:
     merges: int = 16000
     alpha: float = 0.3
     pivot_share: float = 0.2
+    from_model: str = ""  # a model directory whose BPE files are used instead of learned ones
 
 
 # Fields that fix the network's shape or data: a checkpoint resumes only with the same values
@@ -42,6 +43,7 @@ class TrainConfig:
     bow_lr: float = 5e-3
     teacher: str = ""             # distillation teacher (teachers.TEACHERS); "" = none
     distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
+    init: str = ""                # start from this model directory's weights (warm_start)
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

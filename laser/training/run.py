@@ -12,6 +12,7 @@ import torch
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..models.files import sha256_of
 from ..subwords.fastbpe import read_vocab
 from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
@@ -20,6 +21,7 @@ from .config import BPEConfig, TrainConfig
 from .distill import TeacherTargets, prepare_distillation
 from .teachers import Teacher
 from .trainer import Trainer, export_model
+from .warm_start import copy_bpe, init_files
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,12 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
             languages: Optional[Sequence[str]], workers: int) -> Prepared:
     work.mkdir(parents=True, exist_ok=True)
     train_files = find_pair_files(train_dir, languages)
-    _check_recorded(work / "prepare.json", {"languages": [pf.lang for pf in train_files],
-                                            "merges": bpe.merges, "alpha": bpe.alpha,
-                                            "pivot_share": bpe.pivot_share})
+    recorded = {"languages": [pf.lang for pf in train_files], "merges": bpe.merges,
+                "alpha": bpe.alpha, "pivot_share": bpe.pivot_share}
+    init = init_files(Path(bpe.from_model)) if bpe.from_model else None
+    if init is not None:
+        recorded = {"languages": recorded["languages"], "bpe_codes_sha256": sha256_of(init.codes)}
+    _check_recorded(work / "prepare.json", recorded)
     train_tok = _tokenized(train_files, work / "tok-train", workers)
     dev_tok = []
     if dev_dir is not None:
@@ -73,7 +78,9 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
         dev_tok = _tokenized([pf for pf in find_pair_files(dev_dir) if pf.lang in wanted],
                              work / "tok-dev", workers)
     codes, vocab = work / "bpe.fcodes", work / "bpe.fvocab"
-    if not (codes.exists() and vocab.exists()):
+    if init is not None:
+        copy_bpe(init, codes, vocab)
+    elif not (codes.exists() and vocab.exists()):
         with _stage_bar("learning BPE merges", bpe.merges) as bar:
             learn_joint_bpe(train_tok, codes, vocab, bpe.merges, bpe.alpha, bpe.pivot_share,
                             workers, lambda: bar.update(1))

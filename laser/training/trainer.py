@@ -27,6 +27,7 @@ from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
 from .distill import Distiller, TeacherTargets
+from .warm_start import init_files, warm_start
 
 # An extra loss term of a batch's embeddings (the distillation), added to the ranking loss.
 ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
@@ -202,7 +203,9 @@ class Trainer:
 
     def _resume(self) -> None:
         if not self.checkpoint_path.exists():
-            if self.config.bow_steps:
+            if self.config.init:
+                self._warm_start(Path(self.config.init))
+            elif self.config.bow_steps:
                 self._initialise_embeddings()
             return
         state = torch.load(self.checkpoint_path, map_location=self.device, weights_only=True)
@@ -217,6 +220,11 @@ class Trainer:
             self.distiller.load_state_dict(state["head"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best_error = state["step"], state["best_error"]
+
+    def _warm_start(self, directory: Path) -> None:
+        """Start from a trained model's weights instead of bag-of-subwords embeddings."""
+        started = warm_start(self.model, self.dictionary, init_files(directory))
+        self._log({"stage": "init", "from": str(directory), **asdict(started)})
 
     def _initialise_embeddings(self) -> None:
         """Start from bag-of-subwords embeddings (trained once, kept in the work folder)."""

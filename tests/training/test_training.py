@@ -154,6 +154,36 @@ def test_resume_with_another_shape_is_refused(tiny_corpus, tmp_path):
     assert "cannot resume with a different hidden_size" in result.output
 
 
+def test_init_grows_a_trained_model_keeping_its_bpe_embeddings_and_layer(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "w1", tmp_path / "one-layer", 4)
+    train(tiny_corpus, tmp_path / "w2", tmp_path / "two-layers", 1, "--init",
+          str(tmp_path / "one-layer"), "--layers", "2", "--lr", "1e-9", "--eval-every", "100")
+    first = ModelFiles.from_dir(tmp_path / "one-layer")
+    assert (tmp_path / "w2" / "bpe.fcodes").read_bytes() == first.codes.read_bytes()
+    assert (tmp_path / "w2" / "bpe.fvocab").read_bytes() == first.vocab.read_bytes()
+    start = load_checkpoint(first.encoder).state
+    grown = weights(tmp_path / "w2")["model"]
+    assert torch.allclose(grown["embed_tokens.weight"], start["embed_tokens.weight"].float(),
+                          atol=1e-6)
+    assert torch.allclose(grown["layers.0.1.weight_hh_l0"],
+                          start["lstm.weight_hh_l0_reverse"].float(), atol=1e-6)
+    assert grown["layers.1.0.weight_ih_l0"].shape == (48, 24)
+    init = read_log(tmp_path / "w2")[0]
+    assert init["stage"] == "init" and init["layers_copied"] == 1
+    assert init["tokens_copied"] == init["tokens_total"] == len(load_checkpoint(first.encoder)
+                                                                 .dictionary)
+    assert load_checkpoint(ModelFiles.from_dir(tmp_path / "two-layers").encoder) \
+        .params["num_layers"] == 2
+
+
+def test_init_from_a_model_of_another_width_is_refused(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "w1", tmp_path / "narrow", 1)
+    result = invoke(tiny_corpus, tmp_path / "w2", tmp_path / "wide", 1, "--init",
+                    str(tmp_path / "narrow"), "--hidden-size", "20")
+    assert result.exit_code == 1
+    assert "--init model has hidden_size 12, the network to train 20" in result.output
+
+
 def test_other_merges_in_a_prepared_work_dir_is_refused(tiny_corpus, tmp_path):
     train(tiny_corpus, tmp_path / "work", tmp_path / "m", 1)
     result = CliRunner().invoke(main, [
