@@ -1,0 +1,173 @@
+"""The BiLSTM encoder as an ONNX graph, run by ONNX Runtime (float32, or int8 weights).
+
+The graph is written from the checkpoint's weights with `onnx.helper` (no torch export):
+
+    tokens (batch, time) int64, right-padded; lengths (batch,) int64
+    -> Gather(embeddings) -> one ONNX `LSTM` per layer (both directions in one op, `sequence_lens`
+       = lengths) -> max over each sentence's valid time steps -> (batch, output_dim) float32
+
+ONNX Runtime's LSTM runs the backward direction from each sentence's own last step and writes
+zeros past the length, so, as in `BiLSTMEncoder`, padding never reaches a real step; the
+max-pooling masks the padded steps to -inf. torch orders the gates i, f, g, o; ONNX i, o, f, c
+(c = torch's g), and takes both biases as one row `B = [Wb, Rb]`.
+
+`quantize_int8` turns each LSTM into ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights,
+activations quantized per call); embeddings stay float32, as in `laser.models.quantize`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .bilstm import WEIGHT_NAMES, Checkpoint
+from .sequences import PAD, length_sorted_batches
+
+OPSET = 17
+TORCH_TO_ONNX_GATES = [0, 3, 1, 2]  # ONNX (i, o, f, c) from torch (i, f, g, o)
+INPUTS, OUTPUT = ("tokens", "lengths"), "sentence_embeddings"
+
+
+def bilstm_graph(checkpoint: Checkpoint) -> onnx.ModelProto:
+    """The ONNX model of a BiLSTM checkpoint: (tokens, lengths) -> (batch, output_dim)."""
+    params, state = checkpoint.params, checkpoint.state
+    hidden = params["hidden_size"]
+    suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
+    initializers = [
+        _tensor("embeddings", _numpy(state["embed_tokens.weight"])),
+        _tensor("minus_inf", np.array(-np.inf, dtype=np.float32)),
+        _tensor("merge_directions", np.array([0, 0, -1], dtype=np.int64)),
+        _tensor("zero", np.array(0, dtype=np.int64)),
+        _tensor("one", np.array(1, dtype=np.int64)),
+        _tensor("axis1", np.array([1], dtype=np.int64)),
+        _tensor("axis2", np.array([2], dtype=np.int64)),
+    ]
+    nodes = [
+        helper.make_node("Transpose", ["tokens"], ["tokens_tb"], perm=[1, 0]),
+        helper.make_node("Gather", ["embeddings", "tokens_tb"], ["x0"]),  # (time, batch, dim)
+        helper.make_node("Cast", ["lengths"], ["lengths32"], to=TensorProto.INT32),
+    ]
+    for layer in range(params["num_layers"]):
+        for name, value in _layer_weights(state, layer, suffixes, hidden).items():
+            initializers.append(_tensor(f"{name}{layer}", value))
+        nodes += _lstm_layer(layer, len(suffixes), hidden)
+    nodes += _max_over_valid_steps(f"x{params['num_layers']}")
+    graph = helper.make_graph(
+        nodes, "laser_bilstm",
+        [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["batch", "time"]),
+         helper.make_tensor_value_info("lengths", TensorProto.INT64, ["batch"])],
+        [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT,
+                                       ["batch", len(suffixes) * hidden])],
+        initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="laser")
+    onnx.checker.check_model(model)
+    return model
+
+
+def _numpy(tensor) -> np.ndarray:
+    return tensor.detach().float().numpy()
+
+
+def _tensor(name: str, array: np.ndarray) -> TensorProto:
+    return numpy_helper.from_array(np.ascontiguousarray(array), name)
+
+
+def _onnx_gates(matrix: np.ndarray, hidden: int) -> np.ndarray:
+    """Rows of a torch gate-stacked weight (4*hidden, ...) in ONNX's gate order."""
+    return matrix.reshape(4, hidden, *matrix.shape[1:])[TORCH_TO_ONNX_GATES].reshape(matrix.shape)
+
+
+def _layer_weights(state: dict, layer: int, suffixes: Sequence[str],
+                   hidden: int) -> dict[str, np.ndarray]:
+    """W (directions, 4h, in), R (directions, 4h, h) and B (directions, 8h) of one layer."""
+    weights = [{name: _onnx_gates(_numpy(state[f"lstm.{name}_l{layer}{suffix}"]), hidden)
+                for name in WEIGHT_NAMES} for suffix in suffixes]
+    return {"W": np.stack([w["weight_ih"] for w in weights]),
+            "R": np.stack([w["weight_hh"] for w in weights]),
+            "B": np.stack([np.concatenate([w["bias_ih"], w["bias_hh"]]) for w in weights])}
+
+
+def _lstm_layer(layer: int, directions: int, hidden: int) -> list[onnx.NodeProto]:
+    """x{layer} (time, batch, in) -> x{layer+1} (time, batch, directions*hidden)."""
+    y = f"y{layer}"
+    return [
+        helper.make_node("LSTM", [f"x{layer}", f"W{layer}", f"R{layer}", f"B{layer}", "lengths32"],
+                         [y], hidden_size=hidden,
+                         direction="bidirectional" if directions == 2 else "forward"),
+        # Y is (time, directions, batch, hidden): put directions next to hidden, then merge
+        helper.make_node("Transpose", [y], [f"{y}_t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", [f"{y}_t", "merge_directions"], [f"x{layer + 1}"]),
+    ]
+
+
+def _max_over_valid_steps(x: str) -> list[onnx.NodeProto]:
+    """Max over time of x (time, batch, width), steps at or past a sentence's length left out."""
+    return [
+        helper.make_node("Shape", ["tokens"], ["steps_1d"], start=1, end=2),
+        helper.make_node("Squeeze", ["steps_1d"], ["steps"]),
+        helper.make_node("Range", ["zero", "steps", "one"], ["time"]),
+        helper.make_node("Unsqueeze", ["time", "axis1"], ["time_column"]),  # (time, 1)
+        helper.make_node("Less", ["time_column", "lengths"], ["valid"]),  # (time, batch)
+        helper.make_node("Unsqueeze", ["valid", "axis2"], ["valid3"]),
+        helper.make_node("Where", ["valid3", x, "minus_inf"], ["masked"]),
+        helper.make_node("ReduceMax", ["masked"], [OUTPUT], axes=[0], keepdims=0),
+    ]
+
+
+def quantize_int8(model: onnx.ModelProto, output: Union[str, os.PathLike],
+                  per_channel: bool = False, reduce_range: bool = False) -> Path:
+    """Write `model` with int8 LSTM weights (ONNX Runtime's DynamicQuantizeLSTM) to `output`."""
+    from onnxruntime.quantization import quantize_dynamic
+    quantize_dynamic(model, output, op_types_to_quantize=["LSTM", "MatMul"],
+                     per_channel=per_channel, reduce_range=reduce_range)
+    return Path(output)
+
+
+@dataclass
+class OnnxEncoder:
+    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
+
+    session: "onnxruntime.InferenceSession"  # noqa: F821 (imported lazily)
+    output_dim: int
+
+    @classmethod
+    def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
+             threads: Optional[int] = None) -> "OnnxEncoder":
+        """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
+        import onnxruntime
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime's default (all cores)
+        options.inter_op_num_threads = 1
+        source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+        session = onnxruntime.InferenceSession(source, options,
+                                               providers=["CPUExecutionProvider"])
+        width = session.get_outputs()[0].shape[1]
+        return cls(session, int(width))
+
+    def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        return self.session.run([OUTPUT], {"tokens": tokens, "lengths": lengths})[0]
+
+    def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
+              max_sentences: Optional[int] = None) -> np.ndarray:
+        """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
+        input order."""
+        output = np.empty((len(sequences), self.output_dim), dtype=np.float32)
+        lengths = [len(sequence) for sequence in sequences]
+        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+            output[batch] = self(*pad_ids([sequences[i] for i in batch]))
+        return output
+
+
+def pad_ids(sequences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """A right-padded (batch, time) int64 array of id sequences, and their lengths."""
+    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    tokens = np.full((len(sequences), int(lengths.max())), PAD, dtype=np.int64)
+    for row, sequence in enumerate(sequences):
+        tokens[row, :len(sequence)] = sequence
+    return tokens, lengths
