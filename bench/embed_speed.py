@@ -44,7 +44,8 @@ from laser.models.bilstm import load_checkpoint  # noqa: E402
 from laser.models.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
-from laser.models.onnx_graph import OnnxEncoder, bilstm_graph, quantize_int8  # noqa: E402
+from laser.models.onnx_graph import bilstm_graph, quantize_int8  # noqa: E402
+from laser.models.onnx_runtime import OnnxEncoder  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 FIXTURE_MODEL = SHARED / "fixtures/parity/public/model"

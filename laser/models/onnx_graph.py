@@ -13,24 +13,23 @@ max-pooling masks the padded steps to -inf. torch orders the gates i, f, g, o; O
 
 `quantize_int8` turns each LSTM into ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights,
 activations quantized per call); embeddings stay float32, as in `laser.models.quantize`.
+`laser.models.onnx_runtime` runs either graph without torch.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .bilstm import WEIGHT_NAMES, Checkpoint
-from .sequences import PAD, length_sorted_batches
 
 OPSET = 17
 TORCH_TO_ONNX_GATES = [0, 3, 1, 2]  # ONNX (i, o, f, c) from torch (i, f, g, o)
-INPUTS, OUTPUT = ("tokens", "lengths"), "sentence_embeddings"
+OUTPUT = "sentence_embeddings"
 
 
 def bilstm_graph(checkpoint: Checkpoint) -> onnx.ModelProto:
@@ -127,47 +126,3 @@ def quantize_int8(model: onnx.ModelProto, output: Union[str, os.PathLike],
     quantize_dynamic(model, output, op_types_to_quantize=["LSTM", "MatMul"],
                      per_channel=per_channel, reduce_range=reduce_range)
     return Path(output)
-
-
-@dataclass
-class OnnxEncoder:
-    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
-
-    session: "onnxruntime.InferenceSession"  # noqa: F821 (imported lazily)
-    output_dim: int
-
-    @classmethod
-    def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
-             threads: Optional[int] = None) -> "OnnxEncoder":
-        """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
-        import onnxruntime
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime's default (all cores)
-        options.inter_op_num_threads = 1
-        source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
-        session = onnxruntime.InferenceSession(source, options,
-                                               providers=["CPUExecutionProvider"])
-        width = session.get_outputs()[0].shape[1]
-        return cls(session, int(width))
-
-    def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        return self.session.run([OUTPUT], {"tokens": tokens, "lengths": lengths})[0]
-
-    def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
-              max_sentences: Optional[int] = None) -> np.ndarray:
-        """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
-        input order."""
-        output = np.empty((len(sequences), self.output_dim), dtype=np.float32)
-        lengths = [len(sequence) for sequence in sequences]
-        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
-            output[batch] = self(*pad_ids([sequences[i] for i in batch]))
-        return output
-
-
-def pad_ids(sequences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """A right-padded (batch, time) int64 array of id sequences, and their lengths."""
-    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
-    tokens = np.full((len(sequences), int(lengths.max())), PAD, dtype=np.int64)
-    for row, sequence in enumerate(sequences):
-        tokens[row, :len(sequence)] = sequence
-    return tokens, lengths

@@ -7,11 +7,13 @@ sentence, with an `output_dim` attribute.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
-import torch
-from torch import nn
+
+if TYPE_CHECKING:  # torch is imported where a batch is run: ids and batches need only numpy
+    import torch
+    from torch import nn
 
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 _WHITESPACE = re.compile(r"\s+")
@@ -52,6 +54,7 @@ def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
 
 
 def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
+    import torch
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
     tokens = torch.full((len(sequences), int(lengths.max())), pad, dtype=torch.long)
     for row, sequence in enumerate(sequences):
@@ -63,6 +66,7 @@ def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device
                     max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
     """The one batched inference loop: id sequences embedded in length-sorted batches, rows
     returned as float32 in input order."""
+    import torch
     output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
     lengths = [len(sequence) for sequence in sequences]
     with torch.inference_mode():

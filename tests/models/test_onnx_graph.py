@@ -11,7 +11,8 @@ from torch import nn
 
 from laser.models.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
-from laser.models.onnx_graph import OnnxEncoder, bilstm_graph, pad_ids, quantize_int8
+from laser.models.onnx_graph import bilstm_graph, quantize_int8
+from laser.models.onnx_runtime import OnnxEncoder, pad_ids
 
 from conftest import CORPUS_SAMPLE
 

@@ -1,0 +1,58 @@
+"""ONNX Runtime sessions of the encoder graphs of `laser.models.onnx_graph`, on numpy only.
+
+Neither torch nor onnx is imported here: a cached .onnx file and this module embed id sequences
+in the same length-sorted batches as `laser.models.sequences.embed_sequences`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from .sequences import PAD, length_sorted_batches
+
+
+@dataclass
+class OnnxEncoder:
+    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
+
+    session: "onnxruntime.InferenceSession"  # noqa: F821 (imported lazily)
+    output_dim: int
+
+    @classmethod
+    def load(cls, model: Union["onnx.ModelProto", str, os.PathLike],  # noqa: F821
+             threads: Optional[int] = None) -> "OnnxEncoder":
+        """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
+        import onnxruntime
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime's default (all cores)
+        options.inter_op_num_threads = 1
+        source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
+        session = onnxruntime.InferenceSession(source, options,
+                                               providers=["CPUExecutionProvider"])
+        width = session.get_outputs()[0].shape[1]
+        return cls(session, int(width))
+
+    def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        return self.session.run(None, {"tokens": tokens, "lengths": lengths})[0]
+
+    def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
+              max_sentences: Optional[int] = None) -> np.ndarray:
+        """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
+        input order."""
+        output = np.empty((len(sequences), self.output_dim), dtype=np.float32)
+        lengths = [len(sequence) for sequence in sequences]
+        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+            output[batch] = self(*pad_ids([sequences[i] for i in batch]))
+        return output
+
+
+def pad_ids(sequences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """A right-padded (batch, time) int64 array of id sequences, and their lengths."""
+    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    tokens = np.full((len(sequences), int(lengths.max())), PAD, dtype=np.int64)
+    for row, sequence in enumerate(sequences):
+        tokens[row, :len(sequence)] = sequence
+    return tokens, lengths
