@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
+    import onnxruntime
 
 from .sequences import PAD, length_sorted_batches
 
@@ -18,11 +22,11 @@ from .sequences import PAD, length_sorted_batches
 class OnnxEncoder:
     """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
 
-    session: "onnxruntime.InferenceSession"  # noqa: F821 (imported lazily)
+    session: onnxruntime.InferenceSession
     output_dim: int
 
     @classmethod
-    def load(cls, model: Union["onnx.ModelProto", str, os.PathLike],  # noqa: F821
+    def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
              threads: Optional[int] = None) -> "OnnxEncoder":
         """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
         import onnxruntime
