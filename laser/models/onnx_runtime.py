@@ -1,7 +1,7 @@
 """ONNX Runtime sessions of the encoder graphs of `laser.models.onnx_graph`, on numpy only.
 
 Neither torch nor onnx is imported here: a cached .onnx file and this module embed id sequences
-in the same length-sorted batches as `laser.models.sequences.embed_sequences`.
+through the same batched loop as the torch networks (`laser.models.sequences.embed_in_batches`).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import onnx
     import onnxruntime
 
-from .sequences import PAD, length_sorted_batches
+from .sequences import embed_in_batches
 
 
 @dataclass
@@ -42,21 +42,14 @@ class OnnxEncoder:
     def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"tokens": tokens, "lengths": lengths})[0]
 
+    @property
+    def runtime(self) -> str:
+        """What runs the graph, for provenance records: `onnxruntime VERSION`."""
+        import onnxruntime
+        return f"onnxruntime {onnxruntime.__version__}"
+
     def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
               max_sentences: Optional[int] = None) -> np.ndarray:
         """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
         input order."""
-        output = np.empty((len(sequences), self.output_dim), dtype=np.float32)
-        lengths = [len(sequence) for sequence in sequences]
-        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
-            output[batch] = self(*pad_ids([sequences[i] for i in batch]))
-        return output
-
-
-def pad_ids(sequences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """A right-padded (batch, time) int64 array of id sequences, and their lengths."""
-    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
-    tokens = np.full((len(sequences), int(lengths.max())), PAD, dtype=np.int64)
-    for row, sequence in enumerate(sequences):
-        tokens[row, :len(sequence)] = sequence
-    return tokens, lengths
+        return embed_in_batches(self, self.output_dim, sequences, max_tokens, max_sentences)
