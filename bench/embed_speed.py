@@ -10,16 +10,17 @@ times in one run, alternating, best of --repeats:
                  packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
 * `laser fp32` — our encoder (length-sorted batches within a padded-token budget, one un-packed
                  one-layer LSTM per direction);
-* `laser int8` — the same with `quantize="int8"` (dynamic int8 quantization of the LSTMs);
-* `onnxruntime fp32` / `onnxruntime int8` — the same network as an ONNX graph
-                 (`laser.models.onnx_graph`) in an ONNX Runtime session with torch's thread
-                 count, fed our batches; int8 = DynamicQuantizeLSTM (per-channel, reduce-range
-                 unless told otherwise);
+* `laser int8` — our encoder with `quantize="int8"`: the network as an int8 ONNX graph
+                 (DynamicQuantizeLSTM, per-channel, reduce-range) in an ONNX Runtime session
+                 with torch's thread count, fed our batches (its graph cache, $LASER_HOME/onnx,
+                 is pointed at the temporary directory);
+* `onnxruntime fp32` — the float32 ONNX graph (`laser.models.onnx_graph`) in the same session
+                 kind, fed our batches;
 * the machine's sgemm GFLOP/s, and the share of the BiLSTM's FLOP limit each reaches (the
   limit: sgemm GFLOP/s divided by the FLOPs one token costs).
 
     python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
-                                [--runtimes official,fp32,int8,ort-fp32,ort-int8]
+                                [--runtimes official,fp32,int8,ort-fp32]
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from laser.models.bilstm import load_checkpoint  # noqa: E402
 from laser.models.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
-from laser.models.onnx_graph import bilstm_graph, quantize_int8  # noqa: E402
+from laser.models.onnx_graph import bilstm_graph  # noqa: E402
 from laser.models.onnx_runtime import OnnxEncoder  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
@@ -167,11 +168,11 @@ def timed(function, *args):
     return result, time.perf_counter() - start
 
 
-RUNTIMES = ("official", "fp32", "int8", "ort-fp32", "ort-int8")
+RUNTIMES = ("official", "fp32", "int8", "ort-fp32")
 ROW_NAMES = {"official": "official SentenceEncoder algorithm (fp32)",
-             "fp32": "laser (ours, fp32)", "int8": "laser (ours, --quantize int8)",
-             "ort-fp32": "onnxruntime fp32 (our batches)",
-             "ort-int8": "onnxruntime int8 (our batches)"}
+             "fp32": "laser (ours, fp32)",
+             "int8": "laser (ours, --quantize int8: onnxruntime int8)",
+             "ort-fp32": "onnxruntime fp32 (our batches)"}
 
 
 def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, dict]:
@@ -186,9 +187,6 @@ def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, di
         "fp32": lambda: encoder.encode_ids,
         "int8": lambda: Encoder(files, max_tokens=args.max_tokens, quantize="int8").encode_ids,
         "ort-fp32": lambda: ort_runner(bilstm_graph(checkpoint), args),
-        "ort-int8": lambda: ort_runner(quantize_int8(
-            bilstm_graph(checkpoint), directory / "int8.onnx", per_channel=args.ort_per_channel,
-            reduce_range=args.ort_reduce_range), args),
     }
     return encoder, {name: makers[name]() for name in args.runtimes}
 
@@ -209,11 +207,6 @@ def main() -> None:
                         help="alternating runs of each encoder; the best is kept")
     parser.add_argument("--runtimes", default=",".join(RUNTIMES),
                         help=f"comma-separated subset of {','.join(RUNTIMES)}")
-    parser.add_argument("--ort-per-channel", action=argparse.BooleanOptionalAction, default=True,
-                        help="ort-int8: one weight scale per gate row (else per direction)")
-    parser.add_argument("--ort-reduce-range", action=argparse.BooleanOptionalAction,
-                        default=True, help="ort-int8: 7-bit weights (no u8*s8 saturation "
-                                           "without VNNI)")
     args = parser.parse_args()
     args.runtimes = args.runtimes.split(",")
     unknown = set(args.runtimes) - set(RUNTIMES)
@@ -223,6 +216,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["LASER_HOME"] = tmp  # the int8 graph of a throw-away checkpoint
         encoder, runners = load_runners(Path(tmp), args)
     corpus = dev_sentences(args.sentences, args.languages.split(","))
     bpe_lines, prep_seconds = [], 0.0
