@@ -84,18 +84,27 @@ def test_int8_gives_one_row_per_line_empty_lines_included(encoders):
     assert cosines(exact, approximate).min() >= 0.99
 
 
-def test_int8_graph_is_built_once_per_checkpoint_and_reused(encoders):
+def test_int8_graph_is_built_once_per_checkpoint_and_reused_with_torchs_threads(encoders):
     first = Encoder.load("default", quantize="int8")
     [path] = cached_graph_files()  # no temp file left beside it
     assert path == int8_graph_path(first.files.sha256())
     built = os.stat(path)
-    second = Encoder.load("default", quantize="int8")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as OMP_NUM_THREADS=1 or a one-core Ray worker would
+    try:
+        second = Encoder.load("default", quantize="int8")
+    finally:
+        torch.set_num_threads(threads)
     reused = os.stat(path)
     assert (reused.st_ino, reused.st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
+    # ONNX Runtime gets the thread count torch had when the encoder was loaded
+    assert [encoder.model.session.get_session_options().intra_op_num_threads
+             for encoder in (first, second)] == [threads, 1]
     sentences = french_dev(30)
     vectors = first.encode(sentences, "fr")
-    assert np.array_equal(second.encode(sentences, "fr"), vectors)
     assert np.array_equal(encoders[1].encode(sentences, "fr"), vectors)  # built elsewhere, same
+    # the thread count moves int8 rows by a hair (how ONNX Runtime splits the work), no more
+    assert cosines(second.encode(sentences, "fr"), vectors).min() >= 0.9999
 
 
 def test_unwritable_cache_builds_the_graph_for_this_run_only(encoders, tmp_path, monkeypatch):
