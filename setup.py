@@ -51,6 +51,10 @@ setup(
         "scipy>=1.9",  # k-NN graphs (sparse matrices)
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",
+        # --quantize int8 of BiLSTM models: an int8 ONNX graph run by ONNX Runtime (imported only
+        # then); releases that work with numpy 2
+        "onnx>=1.17",
+        "onnxruntime>=1.19",
     ],
     extras_require={
         "fastbpe": ["fastBPE>=0.1.0"],

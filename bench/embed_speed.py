@@ -10,11 +10,17 @@ times in one run, alternating, best of --repeats:
                  packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
 * `laser fp32` — our encoder (length-sorted batches within a padded-token budget, one un-packed
                  one-layer LSTM per direction);
-* `laser int8` — the same with `quantize="int8"` (dynamic int8 quantization of the LSTMs);
+* `laser int8` — our encoder with `quantize="int8"`: the network as an int8 ONNX graph
+                 (DynamicQuantizeLSTM, per-channel, reduce-range) in an ONNX Runtime session
+                 with torch's thread count, fed our batches (its graph cache, $LASER_HOME/onnx,
+                 is pointed at the temporary directory);
+* `onnxruntime fp32` — the float32 ONNX graph (`laser.models.onnx_graph`) in the same session
+                 kind, fed our batches;
 * the machine's sgemm GFLOP/s, and the share of the BiLSTM's FLOP limit each reaches (the
   limit: sgemm GFLOP/s divided by the FLOPs one token costs).
 
     python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
+                                [--runtimes official,fp32,int8,ort-fp32]
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +45,8 @@ from laser.models.bilstm import load_checkpoint  # noqa: E402
 from laser.models.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
+from laser.models.onnx_graph import bilstm_graph  # noqa: E402
+from laser.models.onnx_runtime import OnnxEncoder  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 FIXTURE_MODEL = SHARED / "fixtures/parity/public/model"
@@ -159,12 +168,32 @@ def timed(function, *args):
     return result, time.perf_counter() - start
 
 
-def load_encoders(directory: Path, max_tokens: int) -> tuple[Encoder, Encoder]:
-    """Our encoder of the random checkpoint in float32 and in int8."""
+RUNTIMES = ("official", "fp32", "int8", "ort-fp32")
+ROW_NAMES = {"official": "official SentenceEncoder algorithm (fp32)",
+             "fp32": "laser (ours, fp32)",
+             "int8": "laser (ours, --quantize int8: onnxruntime int8)",
+             "ort-fp32": "onnxruntime fp32 (our batches)"}
+
+
+def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, dict]:
+    """Our float32 encoder (for preprocessing) and a runner per asked runtime: ids -> vectors."""
     checkpoint_path = build_checkpoint(directory)
     files = ModelFiles(checkpoint_path, directory / "bpe.fcodes", directory / "bpe.fvocab")
-    return (Encoder(files, max_tokens=max_tokens),
-            Encoder(files, max_tokens=max_tokens, quantize="int8"))
+    encoder = Encoder(files, max_tokens=args.max_tokens)
+    checkpoint = load_checkpoint(checkpoint_path)
+    makers = {
+        "official": lambda: partial(run_official, OfficialLstm(checkpoint).eval(),
+                                    max_tokens=args.max_tokens),
+        "fp32": lambda: encoder.encode_ids,
+        "int8": lambda: Encoder(files, max_tokens=args.max_tokens, quantize="int8").encode_ids,
+        "ort-fp32": lambda: ort_runner(bilstm_graph(checkpoint), args),
+    }
+    return encoder, {name: makers[name]() for name in args.runtimes}
+
+
+def ort_runner(model, args: argparse.Namespace):
+    session = OnnxEncoder.load(model, threads=torch.get_num_threads())
+    return partial(session.embed, max_tokens=args.max_tokens)
 
 
 def main() -> None:
@@ -176,13 +205,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3,
                         help="alternating runs of each encoder; the best is kept")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES),
+                        help=f"comma-separated subset of {','.join(RUNTIMES)}")
     args = parser.parse_args()
+    args.runtimes = args.runtimes.split(",")
+    unknown = set(args.runtimes) - set(RUNTIMES)
+    if unknown:
+        parser.error(f"unknown runtimes {', '.join(sorted(unknown))}; choose from {RUNTIMES}")
     if args.threads:
         torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
-        encoder, int8_encoder = load_encoders(Path(tmp), args.max_tokens)
-        checkpoint = load_checkpoint(Path(tmp) / "laser1-random.pt")
+        os.environ["LASER_HOME"] = tmp  # the int8 graph of a throw-away checkpoint
+        encoder, runners = load_runners(Path(tmp), args)
     corpus = dev_sentences(args.sentences, args.languages.split(","))
     bpe_lines, prep_seconds = [], 0.0
     for code, sentences in corpus.items():
@@ -192,34 +227,31 @@ def main() -> None:
     sequences = [encoder.token_ids(line) for line in bpe_lines]
     n_sentences, n_tokens = len(sequences), sum(map(len, sequences))
     unknown = sum(token == UNK for s in sequences for token in s)
-    per_token = flops_per_token(checkpoint.params)
+    per_token = flops_per_token(encoder.network.module.params)
 
-    official = OfficialLstm(checkpoint).eval()
-    runs = {"official SentenceEncoder algorithm (fp32)":
-            lambda: run_official(official, sequences, args.max_tokens),
-            "laser (ours, fp32)": lambda: encoder.encode_ids(sequences),
-            "laser (ours, --quantize int8)": lambda: int8_encoder.encode_ids(sequences)}
+    runs = {ROW_NAMES[name]: run for name, run in runners.items()}
     best = dict.fromkeys(runs, float("inf"))
     outputs, gflops = {}, 0.0
     for _ in range(args.repeats):  # alternate and keep the best, so a busy moment hurts none
         gflops = max(gflops, sgemm_gflops())
         for name, run in runs.items():
-            outputs[name], seconds = timed(run)
+            outputs[name], seconds = timed(run, sequences)
             best[name] = min(best[name], seconds)
-    reference, ours, int8 = outputs.values()
-
     print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, sgemm {gflops:.1f} GFLOP/s")
     print(f"model: LASER1 shape, {sum(p.numel() for p in encoder.model.parameters()) / 1e6:.1f}M "
           f"parameters, {per_token / 1e6:.1f} MFLOP per token")
     print(f"input: {n_sentences} dev sentences ({', '.join(corpus)}), {n_tokens} tokens "
           f"incl. </s>, {unknown} <unk>; preprocessing+BPE {n_sentences / prep_seconds:.0f} sent/s")
-    print(f"max |ours fp32 - official| = {np.abs(ours - reference).max():.2e}; "
-          f"int8 vs official: median cosine {np.median(row_cosines(int8, reference)):.4f}, "
-          f"min {row_cosines(int8, reference).min():.4f}")
+    reference = outputs.get(ROW_NAMES["fp32"])
+    for name, output in outputs.items():
+        if reference is not None and name != ROW_NAMES["fp32"]:
+            cosine = row_cosines(output, reference)
+            print(f"{name} vs ours fp32: max |diff| {np.abs(output - reference).max():.2e}, "
+                  f"median cosine {np.median(cosine):.5f}, min {cosine.min():.5f}")
     print()
     print("| encoder | seconds | sentences/s | tokens/s | GFLOP/s (fp32 equiv.) | share of sgemm "
-          "| vs official |")
+          f"| vs {args.runtimes[0]} |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     baseline = best[next(iter(runs))]
     for name, seconds in best.items():

@@ -70,6 +70,7 @@ class EmbedReport:
     max_tokens: int
     max_length: Optional[int]
     quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized network
+    runtime: str  # what ran the network: torch VERSION, or onnxruntime VERSION (int8 BiLSTMs)
     rows_are: str = "sentences"
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
@@ -162,7 +163,7 @@ def encoder_fields(encoder: Encoder) -> dict:
                 model_files=encoder.files.describe(), model_files_sha256=digests,
                 model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
                 max_tokens=encoder.max_tokens, max_length=encoder.max_length,
-                quantize=encoder.quantize)
+                quantize=encoder.quantize, runtime=encoder.runtime)
 
 
 def finish_report(report: EmbedReport, options: EmbedOptions) -> None:

@@ -1,4 +1,5 @@
-"""Start-up stays light: help and input validation run without importing torch, faiss or ray."""
+"""Start-up stays light: `import laser`, help and input validation run without importing torch,
+faiss, ray or ONNX (Runtime)."""
 import subprocess
 import sys
 
@@ -6,7 +7,7 @@ import pytest
 
 from conftest import ROOT
 
-HEAVY = ("torch", "faiss", "ray")
+HEAVY = ("torch", "faiss", "ray", "onnx", "onnxruntime")
 # Runs the CLI in a fresh interpreter, then prints which heavy packages got imported.
 PROBE = """
 import sys
@@ -23,6 +24,14 @@ sys.exit(code)
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
+
+
+def test_import_laser_imports_no_heavy_package():
+    probe = f"import sys, laser; print(sorted(name for name in {HEAVY!r} if name in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["knn", "--help"]])

@@ -66,7 +66,8 @@ def model_options(command):
                      default="auto", show_default=True,
                      help="fastBPE when installed, else the identical Python applier."),
         click.option("--quantize", type=click.Choice(["int8"]), default=None,
-                     help="Run the encoder in int8 on the CPU (dynamic quantization): faster, "
+                     help="Run the encoder in int8 on the CPU (ONNX Runtime for BiLSTM models, "
+                          "its graph cached in $LASER_HOME/onnx; torch for LASER3): faster, "
                           "vectors within ~0.99 cosine of float32 (docs/performance.md)."),
     ]
     for option in reversed(options):

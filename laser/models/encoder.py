@@ -14,11 +14,12 @@ import torch
 
 from ..errors import LaserError
 from .files import ModelFiles
-from .network import Network, load_network
+from .network import BILSTM, Network, load_network
+from .onnx_runtime import OnnxEncoder
 from .preprocessing import Preprocessor, preprocessor_for
+from .quantize import check_quantize, int8_bilstm, quantize_linear_layers
 from .resolve import official_model_dir, resolve_model
 from .sequences import EOS, embed_sequences
-from .quantize import check_quantize, quantize_model
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -47,8 +48,8 @@ class Encoder:
         check_quantize(quantize, self.device.type)
         self.network: Network = load_network(files)
         self.dictionary = self.network.dictionary
-        self.model = quantize_model(self.network.module.to(self.device), quantize)
         self.quantize = quantize
+        self.model: Union[torch.nn.Module, OnnxEncoder] = self._runnable_network()
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
                                                            generation=self.network.generation)
         self.max_tokens = max_tokens
@@ -60,8 +61,9 @@ class Encoder:
              download: bool = True, **options) -> "Encoder":
         """Load `model` (a directory or a model name); else the official model of `lang` (its
         LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
-        $LASER_MODEL or the shipped default. `quantize="int8"` runs the network's LSTM and
-        linear layers in int8 on the CPU (faster, vectors within ~0.99 cosine of float32)."""
+        $LASER_MODEL or the shipped default. `quantize="int8"` runs the network in int8 on the
+        CPU (faster, vectors within ~0.99 cosine of float32): a BiLSTM through ONNX Runtime, a
+        transformer through PyTorch (`laser.models.quantize`)."""
         if model is None and lang is not None:
             return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)
@@ -69,6 +71,14 @@ class Encoder:
     @property
     def dim(self) -> int:
         return self.model.output_dim
+
+    @property
+    def runtime(self) -> str:
+        """What runs the network, for provenance records: `torch VERSION` or (int8 BiLSTMs)
+        `onnxruntime VERSION`."""
+        if isinstance(self.model, OnnxEncoder):
+            return self.model.runtime
+        return f"torch {torch.__version__}"
 
     @property
     def family(self) -> str:
@@ -103,6 +113,8 @@ class Encoder:
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Embed id sequences (as `token_ids` makes them), batched by length, rows in input
         order."""
+        if isinstance(self.model, OnnxEncoder):
+            return self.model.embed(sequences, self.max_tokens, self.max_sentences)
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
 
@@ -118,6 +130,16 @@ class Encoder:
         single = isinstance(sentences, str)
         embeddings = self.encode_ids(self.prepare([sentences] if single else sentences, lang))
         return embeddings[0] if single else embeddings
+
+    def _runnable_network(self) -> Union[torch.nn.Module, OnnxEncoder]:
+        """The network as it runs: on the device in float32, or in int8 (ONNX Runtime with
+        torch's thread count for a BiLSTM, torch dynamic quantization for a transformer)."""
+        module = self.network.module.to(self.device)
+        if self.quantize is None:
+            return module
+        if self.network.kind == BILSTM:
+            return int8_bilstm(module, self.files.sha256(), torch.get_num_threads())
+        return quantize_linear_layers(module)
 
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:
         limit = self.max_length

@@ -2,16 +2,19 @@
 
 Dictionaries follow fairseq's convention: `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3. A network is
 an `nn.Module` called as `model(tokens, lengths)` on a right-padded batch, returning one row per
-sentence, with an `output_dim` attribute.
+sentence, with an `output_dim` attribute (or, for int8 BiLSTMs, an ONNX Runtime session called
+the same way on numpy arrays: `laser.models.onnx_runtime`).
 """
 from __future__ import annotations
 
 import re
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
-import torch
-from torch import nn
+
+if TYPE_CHECKING:  # torch is imported where a batch is run: ids and batches need only numpy
+    import torch
+    from torch import nn
 
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 _WHITESPACE = re.compile(r"\s+")
@@ -51,23 +54,45 @@ def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
         start = end
 
 
-def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)
-    tokens = torch.full((len(sequences), int(lengths.max())), pad, dtype=torch.long)
+def pad_ids(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[np.ndarray, np.ndarray]:
+    """A right-padded (batch, time) int64 array of id sequences, and their lengths."""
+    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    tokens = np.full((len(sequences), int(lengths.max())), pad, dtype=np.int64)
     for row, sequence in enumerate(sequences):
-        tokens[row, :len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+        tokens[row, :len(sequence)] = sequence
     return tokens, lengths
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch.Tensor, torch.Tensor]:
+    """`pad_ids` as torch tensors."""
+    import torch
+    tokens, lengths = pad_ids(sequences, pad)
+    return torch.from_numpy(tokens), torch.from_numpy(lengths)
+
+
+# Embeds one right-padded batch: (tokens (batch, time), lengths (batch,)) -> (batch, dim) rows.
+BatchRunner = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def embed_in_batches(run: BatchRunner, dim: int, sequences: Sequence[Sequence[int]],
+                     max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
+    """The one batched inference loop: id sequences embedded by `run` in length-sorted batches,
+    rows returned as float32 in input order."""
+    output = np.empty((len(sequences), dim), dtype=np.float32)
+    lengths = [len(sequence) for sequence in sequences]
+    for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+        output[batch] = run(*pad_ids([sequences[i] for i in batch]))
+    return output
 
 
 def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device: torch.device,
                     max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
-    """The one batched inference loop: id sequences embedded in length-sorted batches, rows
-    returned as float32 in input order."""
-    output = np.empty((len(sequences), model.output_dim), dtype=np.float32)
-    lengths = [len(sequence) for sequence in sequences]
+    """`embed_in_batches` with a torch network on `device`."""
+    import torch
+
+    def run(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        embeddings = model(torch.from_numpy(tokens).to(device), torch.from_numpy(lengths).to(device))
+        return embeddings.float().cpu().numpy()
+
     with torch.inference_mode():
-        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
-            tokens, batch_lengths = pad_batch([sequences[i] for i in batch])
-            embeddings = model(tokens.to(device), batch_lengths.to(device))
-            output[batch] = embeddings.float().cpu().numpy()
-    return output
+        return embed_in_batches(run, model.output_dim, sequences, max_tokens, max_sentences)

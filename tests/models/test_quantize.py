@@ -1,21 +1,28 @@
-"""int8 inference (`quantize="int8"`, `--quantize int8`): quantized LSTMs, vectors close to
-float32, refused where it cannot run, and recorded in the provenance sidecar."""
+"""int8 inference (`quantize="int8"`, `--quantize int8`): a BiLSTM runs as an int8 ONNX graph
+in ONNX Runtime, cached per checkpoint; a LASER3 transformer through torch dynamic quantization;
+vectors close to float32, refused where it cannot run, and recorded in the provenance sidecar."""
 import gzip
 import itertools
 import json
+import os
 
 import numpy as np
+import onnx
 import pytest
+import torch
 from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
-from laser.models.quantize import check_quantize
+from laser.models.onnx_runtime import OnnxEncoder
+from laser.models.quantize import check_quantize, int8_graph_path
 
-from conftest import CORPUS_SAMPLE
+from conftest import CORPUS_SAMPLE, PARITY3, read_fixture_lines
 
 SENTENCES = 200
+ORT_RUNTIME = "onnxruntime " + __import__("onnxruntime").__version__
+TORCH_RUNTIME = f"torch {torch.__version__}"
 
 
 def french_dev(count=SENTENCES):
@@ -24,21 +31,36 @@ def french_dev(count=SENTENCES):
 
 
 @pytest.fixture(scope="module")
-def encoders():
-    return Encoder.load("default"), Encoder.load("default", quantize="int8")
+def module_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("int8-home")
+
+
+@pytest.fixture(scope="module")
+def encoders(module_home):
+    """The shipped model in float32 and in int8, its int8 graph cached in `module_home`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LASER_HOME", str(module_home))
+        return Encoder.load("default"), Encoder.load("default", quantize="int8")
 
 
 def cosines(a, b):
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
-def test_int8_quantizes_every_lstm(encoders):
-    from torch.ao.nn.quantized.dynamic import LSTM as Int8LSTM
+def cached_graph_files():
+    return sorted(int8_graph_path("x").parent.iterdir())
+
+
+def test_int8_bilstm_runs_an_int8_graph_in_onnx_runtime(encoders, module_home):
     fp32, int8 = encoders
-    int8_lstms = [lstm for directions in int8.model.layers for lstm in directions]
-    assert len(int8_lstms) == 2 and all(isinstance(lstm, Int8LSTM) for lstm in int8_lstms)
-    assert not any(isinstance(lstm, Int8LSTM) for lstm in fp32.model.layers[0])
+    assert isinstance(int8.model, OnnxEncoder) and isinstance(fp32.model, torch.nn.Module)
     assert int8.dim == fp32.dim and int8.quantize == "int8" and fp32.quantize is None
+    assert int8.runtime == ORT_RUNTIME and fp32.runtime == TORCH_RUNTIME
+    [path] = (module_home / "onnx").iterdir()
+    assert path.name == f"{fp32.files.sha256()}.int8.onnx"
+    ops = [node.op_type for node in onnx.load(str(path)).graph.node]
+    layers = fp32.network.module.params["num_layers"]
+    assert ops.count("DynamicQuantizeLSTM") == layers and "LSTM" not in ops
 
 
 def test_int8_vectors_stay_close_to_float32(encoders):
@@ -54,6 +76,61 @@ def test_int8_vectors_stay_close_to_float32(encoders):
     assert (np.argmax(normed[1] @ normed[0].T, axis=1) == np.arange(len(sentences))).all()
 
 
+def test_int8_gives_one_row_per_line_empty_lines_included(encoders):
+    fp32, int8 = encoders
+    lines = ["", *french_dev(3), "", "   "]
+    exact, approximate = fp32.encode(lines, "fr"), int8.encode(lines, "fr")
+    assert approximate.shape == exact.shape == (6, fp32.dim) and approximate.dtype == np.float32
+    assert cosines(exact, approximate).min() >= 0.99
+
+
+def test_int8_graph_is_built_once_per_checkpoint_and_reused_with_torchs_threads(encoders):
+    first = Encoder.load("default", quantize="int8")
+    [path] = cached_graph_files()  # no temp file left beside it
+    assert path == int8_graph_path(first.files.sha256())
+    built = os.stat(path)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as OMP_NUM_THREADS=1 or a one-core Ray worker would
+    try:
+        second = Encoder.load("default", quantize="int8")
+    finally:
+        torch.set_num_threads(threads)
+    reused = os.stat(path)
+    assert (reused.st_ino, reused.st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
+    # ONNX Runtime gets the thread count torch had when the encoder was loaded
+    assert [encoder.model.session.get_session_options().intra_op_num_threads
+             for encoder in (first, second)] == [threads, 1]
+    sentences = french_dev(30)
+    vectors = first.encode(sentences, "fr")
+    assert np.array_equal(encoders[1].encode(sentences, "fr"), vectors)  # built elsewhere, same
+    # the thread count moves int8 rows by a hair (how ONNX Runtime splits the work), no more
+    assert cosines(second.encode(sentences, "fr"), vectors).min() >= 0.9999
+
+
+def test_unwritable_cache_builds_the_graph_for_this_run_only(encoders, tmp_path, monkeypatch):
+    home = tmp_path / "not-a-directory"
+    home.write_text("")
+    monkeypatch.setenv("LASER_HOME", str(home))
+    with pytest.warns(UserWarning, match="int8 graph cannot be cached"):
+        int8 = Encoder.load("default", quantize="int8")
+    sentences = french_dev(30)
+    assert np.array_equal(int8.encode(sentences, "fr"), encoders[1].encode(sentences, "fr"))
+    assert home.read_text() == ""
+
+
+def test_laser3_int8_runs_through_torch():
+    from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
+    model = str(PARITY3 / "model" / "A")
+    fp32, int8 = Encoder.load(model), Encoder.load(model, quantize="int8")
+    assert int8.runtime == TORCH_RUNTIME and not int8_graph_path("x").parent.exists()
+    assert any(isinstance(layer, Int8Linear) for layer in int8.model.modules())
+    lines = read_fixture_lines(PARITY3 / "inputs" / "fr.txt")
+    exact, approximate = fp32.encode(lines, "fr"), int8.encode(lines, "fr")
+    assert approximate.shape == exact.shape and approximate.dtype == np.float32
+    assert np.median(cosines(exact, approximate)) >= 0.99
+    assert np.abs(exact - approximate).max() > 1e-5
+
+
 def test_unknown_or_non_cpu_quantization_is_refused():
     with pytest.raises(LaserError, match="unknown quantization 'int4'"):
         check_quantize("int4", "cpu")
@@ -64,15 +141,17 @@ def test_unknown_or_non_cpu_quantization_is_refused():
         Encoder.load("default", quantize="fp8")
 
 
-def test_cli_records_quantization_in_the_sidecar(encoders, tmp_path):
+def test_cli_records_quantization_and_runtime_in_the_sidecar(encoders, tmp_path):
     source = tmp_path / "fr.txt"
     sentences = french_dev(20)
     source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-    for flags, name, expected in (([], "fp32.npy", None),
-                                  (["--quantize", "int8"], "int8.npy", "int8")):
+    for flags, name, quantize, runtime in (([], "fp32.npy", None, TORCH_RUNTIME),
+                                           (["--quantize", "int8"], "int8.npy", "int8",
+                                            ORT_RUNTIME)):
         result = CliRunner().invoke(main, ["embed", str(source), "-o", str(tmp_path / name),
                                            "-l", "fr", "-q", *flags])
         assert result.exit_code == 0, result.output
-        assert json.loads((tmp_path / f"{name}.json").read_text())["quantize"] == expected
+        record = json.loads((tmp_path / f"{name}.json").read_text())
+        assert (record["quantize"], record["runtime"]) == (quantize, runtime)
     assert np.array_equal(np.load(tmp_path / "int8.npy"), encoders[1].encode(sentences, "fr"))
     assert np.array_equal(np.load(tmp_path / "fp32.npy"), encoders[0].encode(sentences, "fr"))

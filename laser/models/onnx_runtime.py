@@ -1,0 +1,55 @@
+"""ONNX Runtime sessions of the encoder graphs of `laser.models.onnx_graph`, on numpy only.
+
+Neither torch nor onnx is imported here: a cached .onnx file and this module embed id sequences
+through the same batched loop as the torch networks (`laser.models.sequences.embed_in_batches`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
+    import onnxruntime
+
+from .sequences import embed_in_batches
+
+
+@dataclass
+class OnnxEncoder:
+    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
+
+    session: onnxruntime.InferenceSession
+    output_dim: int
+
+    @classmethod
+    def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
+             threads: Optional[int] = None) -> "OnnxEncoder":
+        """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
+        import onnxruntime
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime's default (all cores)
+        options.inter_op_num_threads = 1
+        source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
+        session = onnxruntime.InferenceSession(source, options,
+                                               providers=["CPUExecutionProvider"])
+        width = session.get_outputs()[0].shape[1]
+        return cls(session, int(width))
+
+    def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        return self.session.run(None, {"tokens": tokens, "lengths": lengths})[0]
+
+    @property
+    def runtime(self) -> str:
+        """What runs the graph, for provenance records: `onnxruntime VERSION`."""
+        import onnxruntime
+        return f"onnxruntime {onnxruntime.__version__}"
+
+    def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
+              max_sentences: Optional[int] = None) -> np.ndarray:
+        """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
+        input order."""
+        return embed_in_batches(self, self.output_dim, sequences, max_tokens, max_sentences)

@@ -1,0 +1,90 @@
+"""The BiLSTM as an ONNX graph (`laser.models.onnx_graph`): float32 equal to the torch encoder,
+padding never reaching a real step in either direction, and int8 close to float32."""
+import gzip
+import itertools
+import logging
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from torch import nn
+
+from laser.models.bilstm import BiLSTMEncoder, Checkpoint
+from laser.models.encoder import Encoder
+from laser.models.onnx_graph import bilstm_graph, quantize_int8
+from laser.models.onnx_runtime import OnnxEncoder
+from laser.models.sequences import pad_ids
+
+from conftest import CORPUS_SAMPLE
+
+MAX_TOKENS = 12000
+
+
+@pytest.fixture(scope="module")
+def default_model():
+    """The ids of 200 French dev sentences, their vectors by the shipped model's torch encoder,
+    and the model's graph."""
+    encoder = Encoder.load("default")
+    with gzip.open(CORPUS_SAMPLE / "dev" / "fra-eng.tsv.gz", "rt", encoding="utf-8") as f:
+        sentences = [line.split("\t")[0] for line in itertools.islice(f, 200)]
+    ids = encoder.prepare(sentences, "fr")
+    checkpoint = Checkpoint(encoder.network.module.params,
+                            encoder.network.module.official_state(), encoder.dictionary)
+    return ids, encoder.encode_ids(ids), bilstm_graph(checkpoint)
+
+
+def random_checkpoint(bidirectional: bool, layers: int = 2) -> Checkpoint:
+    torch.manual_seed(3)
+    params = dict(num_embeddings=40, embed_dim=6, hidden_size=5, num_layers=layers,
+                  bidirectional=bidirectional, padding_idx=1)
+    lstm = nn.LSTM(6, 5, layers, bidirectional=bidirectional)
+    state = {"embed_tokens.weight": torch.randn(40, 6)}
+    state.update({f"lstm.{name}": value.detach() for name, value in lstm.state_dict().items()})
+    return Checkpoint(params, state, {})
+
+
+def cosines(a, b):
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_fp32_graph_equals_the_torch_encoder_on_the_default_model(default_model):
+    ids, exact, graph = default_model
+    onnx_vectors = OnnxEncoder.load(graph).embed(ids, MAX_TOKENS)
+    assert onnx_vectors.dtype == np.float32 and onnx_vectors.shape == exact.shape == (200, 640)
+    assert np.abs(onnx_vectors - exact).max() <= 1e-5
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_fp32_graph_equals_a_random_two_layer_encoder_on_mixed_lengths(bidirectional):
+    checkpoint = random_checkpoint(bidirectional)
+    rng = np.random.default_rng(0)
+    sequences = [list(rng.integers(4, 40, size=length)) + [2] for length in (0, 29, 3, 11, 1, 17)]
+    tokens, lengths = pad_ids(sequences)
+    with torch.inference_mode():
+        exact = BiLSTMEncoder.from_checkpoint(checkpoint)(torch.from_numpy(tokens),
+                                                          torch.from_numpy(lengths)).numpy()
+    session = OnnxEncoder.load(bilstm_graph(checkpoint))
+    batched = session(tokens, lengths)
+    assert batched.shape == (6, 10 if bidirectional else 5)
+    assert np.abs(batched - exact).max() <= 1e-5
+    # each sentence alone, without padding, gives the same vector: padding reached no real step
+    alone = np.vstack([session(*pad_ids([sequence])) for sequence in sequences])
+    assert np.abs(alone - batched).max() <= 1e-6
+
+
+def test_int8_graph_stays_close_to_float32(default_model, tmp_path, caplog):
+    ids, exact, graph = default_model
+    root = logging.getLogger()
+    handlers, filters = list(root.handlers), list(root.filters)
+    with caplog.at_level(logging.INFO):
+        path = quantize_int8(graph, tmp_path / "int8.onnx")
+    # ONNX Runtime's advice to pre-process is dropped, and logging is left as it was
+    assert not [r for r in caplog.records if "pre-process" in r.getMessage()]
+    assert (root.handlers, root.filters) == (handlers, filters)
+    ops = [node.op_type for node in onnx.load(str(path)).graph.node]
+    assert "DynamicQuantizeLSTM" in ops and "LSTM" not in ops
+    approximate = OnnxEncoder.load(path).embed(ids, MAX_TOKENS)
+    similarity = cosines(exact, approximate)
+    assert np.median(similarity) >= 0.99 and similarity.min() >= 0.95
+    assert np.abs(exact - approximate).max() > 1e-4  # the weights really are int8
