@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
+from .. import __version__
 from ..errors import LaserError
 from ..io.embeddings import EmbeddingWriter
 from ..io.text import batched, decode_lines
@@ -40,8 +41,10 @@ class EncoderSpec:
                        quantize=self.quantize)
 
     def key(self) -> dict:
-        """What makes two encoders' embeddings identical: the checkpoint and the options."""
-        return {"model_sha256": self.files.sha256(), "files": self.files.describe(),
+        """What makes two encoders' embeddings identical: the checkpoint, the options and the
+        laser version (another version may compute or record them differently)."""
+        return {"laser_version": __version__,
+                "model_sha256": self.files.sha256(), "files": self.files.describe(),
                 "max_tokens": self.max_tokens, "max_length": self.max_length,
                 "bpe_backend": self.bpe_backend, "device": self.device,
                 "quantize": self.quantize}

@@ -3,7 +3,7 @@
 * BiLSTM (LASER1, LASER2): ONNX Runtime. The checkpoint becomes an ONNX graph
   (`laser.models.onnx_graph`) whose LSTMs are quantized to int8 (one scale per gate row, 7-bit
   weights); the graph is built once per checkpoint and cached as
-  `$LASER_HOME/onnx/<checkpoint sha256>.int8.onnx`. Where that folder cannot be written, the
+  `$LASER_HOME/onnx/<checkpoint sha256>.int8.v<GRAPH_VERSION>.onnx`. Where that folder cannot be written, the
   graph is built in a temporary directory for this run only (with one warning).
 * Transformer (LASER3): PyTorch dynamic quantization of its `nn.Linear` layers.
 
@@ -29,6 +29,9 @@ from .registry import laser_home
 
 QUANTIZATIONS = ("int8",)
 CACHE_DIR = "onnx"  # under $LASER_HOME
+# Part of the cached file's name: raise it when the graph builder or the quantisation settings
+# change, so that graphs built by an earlier version are not reused.
+GRAPH_VERSION = 1
 
 
 def check_quantize(quantize: Optional[str], device: str) -> None:
@@ -53,7 +56,7 @@ def quantize_linear_layers(model: nn.Module) -> nn.Module:
 
 def int8_graph_path(sha256: str) -> Path:
     """Where the int8 graph of the checkpoint with this sha256 is cached."""
-    return laser_home() / CACHE_DIR / f"{sha256}.int8.onnx"
+    return laser_home() / CACHE_DIR / f"{sha256}.int8.v{GRAPH_VERSION}.onnx"
 
 
 def int8_bilstm(module: BiLSTMEncoder, sha256: str, threads: int) -> OnnxEncoder:

@@ -57,7 +57,7 @@ def test_int8_bilstm_runs_an_int8_graph_in_onnx_runtime(encoders, module_home):
     assert int8.dim == fp32.dim and int8.quantize == "int8" and fp32.quantize is None
     assert int8.runtime == ORT_RUNTIME and fp32.runtime == TORCH_RUNTIME
     [path] = (module_home / "onnx").iterdir()
-    assert path.name == f"{fp32.files.sha256()}.int8.onnx"
+    assert path.name == f"{fp32.files.sha256()}.int8.v1.onnx"
     ops = [node.op_type for node in onnx.load(str(path)).graph.node]
     layers = fp32.network.module.params["num_layers"]
     assert ops.count("DynamicQuantizeLSTM") == layers and "LSTM" not in ops
