@@ -91,7 +91,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",
                          distill_weight=distill_weight, init=str(init_dir or ""))
-    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha, from_model=str(init_dir or "")),
+    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,
                            teacher_threads=threads or 1)

@@ -10,7 +10,6 @@ class BPEConfig:
     merges: int = 16000
     alpha: float = 0.3
     pivot_share: float = 0.2
-    from_model: str = ""  # a model directory whose BPE files are used instead of learned ones
 
 
 # Fields that fix the network's shape or data: a checkpoint resumes only with the same values

@@ -12,7 +12,7 @@ import torch
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..models.files import sha256_of
+from ..models.files import ModelFiles, sha256_of
 from ..subwords.fastbpe import read_vocab
 from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
@@ -62,15 +62,17 @@ def _check_recorded(path: Path, values: dict) -> None:
 
 
 def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig,
-            languages: Optional[Sequence[str]], workers: int) -> Prepared:
+            languages: Optional[Sequence[str]], workers: int,
+            init: Optional[ModelFiles] = None) -> Prepared:
+    """Tokenise, BPE-split and map to ids once (cached in `work`); the BPE is learned, or taken
+    from `init` (`laser train --init`)."""
     work.mkdir(parents=True, exist_ok=True)
     train_files = find_pair_files(train_dir, languages)
-    recorded = {"languages": [pf.lang for pf in train_files], "merges": bpe.merges,
-                "alpha": bpe.alpha, "pivot_share": bpe.pivot_share}
-    init = init_files(Path(bpe.from_model)) if bpe.from_model else None
-    if init is not None:
-        recorded = {"languages": recorded["languages"], "bpe_codes_sha256": sha256_of(init.codes)}
-    _check_recorded(work / "prepare.json", recorded)
+    bpe_settings = ({"bpe_codes_sha256": sha256_of(init.codes),
+                     "bpe_vocab_sha256": sha256_of(init.vocab)} if init is not None else
+                    {"merges": bpe.merges, "alpha": bpe.alpha, "pivot_share": bpe.pivot_share})
+    _check_recorded(work / "prepare.json",
+                    {"languages": [pf.lang for pf in train_files], **bpe_settings})
     train_tok = _tokenized(train_files, work / "tok-train", workers)
     dev_tok = []
     if dev_dir is not None:
@@ -78,12 +80,13 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
         dev_tok = _tokenized([pf for pf in find_pair_files(dev_dir) if pf.lang in wanted],
                              work / "tok-dev", workers)
     codes, vocab = work / "bpe.fcodes", work / "bpe.fvocab"
-    if init is not None:
-        copy_bpe(init, codes, vocab)
-    elif not (codes.exists() and vocab.exists()):
-        with _stage_bar("learning BPE merges", bpe.merges) as bar:
-            learn_joint_bpe(train_tok, codes, vocab, bpe.merges, bpe.alpha, bpe.pivot_share,
-                            workers, lambda: bar.update(1))
+    if not (codes.exists() and vocab.exists()):
+        if init is not None:
+            copy_bpe(init, codes, vocab)
+        else:
+            with _stage_bar("learning BPE merges", bpe.merges) as bar:
+                learn_joint_bpe(train_tok, codes, vocab, bpe.merges, bpe.alpha, bpe.pivot_share,
+                                workers, lambda: bar.update(1))
     dictionary = make_dictionary(read_vocab(vocab))
     for files, folder in ((train_tok, "ids-train"), (dev_tok, "ids-dev")):
         with _stage_bar(f"token ids {folder}", len(files)) as bar:
@@ -129,7 +132,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     With config.teacher set, distil from it (`teacher`: an instance to use instead of the one
     `teachers.make_teacher` builds by that name)."""
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
-    prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers)
+    init = init_files(Path(config.init)) if config.init else None
+    prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)
     config.vocab_size = len(prepared.dictionary)
     show = sys.stderr.isatty() if progress is None else progress
     pairs, targets = _with_teacher(load_pairs(work / "ids-train", prepared.train_languages),
