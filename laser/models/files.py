@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass
@@ -80,7 +81,14 @@ class ModelFiles:
 
 
 def sha256_of(path: Path) -> str:
-    """The hex sha256 of a file, read in blocks."""
+    """The hex sha256 of a file, read in blocks; computed once per file version (path, size and
+    modification time), since loading a model, its int8 graph cache and the sidecar all ask."""
+    status = os.stat(path)
+    return _file_sha256(os.path.realpath(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
