@@ -21,7 +21,7 @@ from functools import lru_cache
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 from sacremoses._data_nonbreaking_prefixes import NONBREAKING_PREFIXES
 
-from .perl_classes import members
+from .perl_classes import char_class
 
 # Languages whose non-breaking prefix files LASER's installer fetches from Moses.
 LASER_PREFIX_LANGUAGES = frozenset(
@@ -30,7 +30,7 @@ LASER_PREFIX_LANGUAGES = frozenset(
 NBSP = "\u00a0"
 ASCII_SPACE = r"[\t\n\x0b\x0c\r ]"
 
-_NON_PRINTING = re.compile(f"[{members('C')}]")
+_NON_PRINTING = re.compile(char_class("C"))
 
 
 def remove_non_printing(line: str) -> str:
@@ -100,28 +100,30 @@ def _prefixes(lang: str) -> dict[str, int]:
     return table
 
 
-ALNUM, ALPHA, NUM = members("IsAlnum"), members("IsAlpha"), members("IsN")
-SPACE = members("Space")
+ALPHA, NOT_ALPHA = char_class("IsAlpha"), char_class("IsAlpha", negate=True)
+NUM, NOT_NUM = char_class("IsN"), char_class("IsN", negate=True)
+SPACE = char_class("Space")
 
 
 def _compile_all(rules):
     return [(re.compile(pattern), replacement) for pattern, replacement in rules]
 
 
-SPECIAL_CHARACTERS = re.compile(rf"([^{ALNUM}{SPACE}.'`,\-])")
+# Moses puts spaces around every character but letters, digits, spaces and .'`,-
+SPECIAL_CHARACTERS = re.compile("(" + char_class("IsAlnum", "Space", also=".'`,-", negate=True) + ")")
 _APOSTROPHE_LEFT = _compile_all([
-    (rf"([^{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
-    (rf"([^{ALPHA}])[']([{ALPHA}])", r"\1 ' \2"),
-    (rf"([{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
-    (rf"([{ALPHA}])[']([{ALPHA}])", r"\1' \2"),
+    (rf"({NOT_ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
+    (rf"({NOT_ALPHA})[']({ALPHA})", r"\1 ' \2"),
+    (rf"({ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
+    (rf"({ALPHA})[']({ALPHA})", r"\1' \2"),
 ])
 APOSTROPHE_RULES = {
     "en": _compile_all([
-        (rf"([^{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
-        (rf"([^{ALPHA}{NUM}])[']([{ALPHA}])", r"\1 ' \2"),
-        (rf"([{ALPHA}])[']([^{ALPHA}])", r"\1 ' \2"),
-        (rf"([{ALPHA}])[']([{ALPHA}])", r"\1 '\2"),
-        (rf"([{NUM}])[']([s])", r"\1 '\2"),
+        (rf"({NOT_ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
+        (rf"({char_class('IsAlpha', 'IsN', negate=True)})[']({ALPHA})", r"\1 ' \2"),
+        (rf"({ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
+        (rf"({ALPHA})[']({ALPHA})", r"\1 '\2"),
+        (rf"({NUM})[']([s])", r"\1 '\2"),
     ]),
     "fr": _APOSTROPHE_LEFT, "it": _APOSTROPHE_LEFT, "ga": _APOSTROPHE_LEFT,
 }
@@ -135,16 +137,16 @@ class PerlTokenizer(MosesTokenizer):
     not force a period off the last word; only en and fr/it/ga split contractions specially.
     """
 
-    SPACES = re.compile(f"[{SPACE}]+")
+    SPACES = re.compile(f"{SPACE}+")
     ASCII_JUNK = re.compile(r"[\000-\037]")
     COMMA_RULES = _compile_all([
-        (rf"([^{NUM}])[,]", r"\1 , "), (rf"[,]([^{NUM}])", r" , \1"), (rf"([{NUM}])[,]$", r"\1 ,"),
+        (rf"({NOT_NUM})[,]", r"\1 , "), (rf"[,]({NOT_NUM})", r" , \1"), (rf"({NUM})[,]$", r"\1 ,"),
     ])
     ENDS_WITH_PERIOD = re.compile(r"^(\S+)\.$")
-    HAS_ALPHA = re.compile(f"[{ALPHA}]")
-    STARTS_LOWER = re.compile(f"^[{members('IsLower')}]")
+    HAS_ALPHA = re.compile(ALPHA)
+    STARTS_LOWER = re.compile(f"^{char_class('IsLower')}")
     STARTS_DIGIT = re.compile(r"^[0-9]+")
-    WORD_SPLIT = re.compile(f"[{SPACE}]")
+    WORD_SPLIT = re.compile(SPACE)
     TRAILING_DOT_QUOTE = re.compile(r"\.' ?$")
 
     def __init__(self, lang: str = "en"):

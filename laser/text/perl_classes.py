@@ -9,12 +9,13 @@ from functools import lru_cache
 from importlib import resources
 
 
-def _escape(code_point: int) -> str:
-    return f"\\U{code_point:08X}"
+ASTRAL = 0x10000  # code points from here on lie outside Unicode's Basic Multilingual Plane
+LAST = 0x10FFFF
+Span = tuple[int, int]
 
 
 @lru_cache(maxsize=None)
-def _ranges() -> dict[str, list[tuple[int, int]]]:
+def _ranges() -> dict[str, list[Span]]:
     text = resources.files("laser").joinpath("data/perl_unicode_classes.txt").read_text("ascii")
     table = {}
     for line in text.splitlines():
@@ -24,10 +25,51 @@ def _ranges() -> dict[str, list[tuple[int, int]]]:
 
 
 @lru_cache(maxsize=None)
-def members(name: str) -> str:
-    """The body of a regex character class (no brackets) matching Perl's class `name`.
+def char_class(*names: str, also: str = "", negate: bool = False) -> str:
+    """A regex group matching one character of Perl's classes `names` or of `also` (with
+    `negate`: any other character).
 
     Names: IsAlnum, IsAlpha, IsN, IsLower, Ll, IsSc, IsSo, C (\\p{C}), Space (\\s).
+
+    Python's `re` tests a character against a set's code points above U+FFFF one range at a time,
+    and Perl's classes have hundreds of such ranges: one `[...]` of all of them costs ~50 us per
+    line of text. So the set is split in two, and its astral half is only tried on astral
+    characters: `(?:[BMP part]|(?=[\\U00010000-\\U0010FFFF])[astral part])`, 20x faster.
     """
-    return "".join(_escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}"
-                   for lo, hi in _ranges()[name])
+    spans = _union([span for name in names for span in _ranges()[name]]
+                   + [(ord(char), ord(char)) for char in also])
+    if negate:
+        spans = _complement(spans)
+    basic = [(lo, min(hi, ASTRAL - 1)) for lo, hi in spans if lo < ASTRAL]
+    astral = [(max(lo, ASTRAL), hi) for lo, hi in spans if hi >= ASTRAL]
+    parts = [f"[{_body(basic)}]"] if basic else []
+    if astral:
+        parts.append(f"(?=[{_body([(ASTRAL, LAST)])}])[{_body(astral)}]")
+    return f"(?:{'|'.join(parts)})"
+
+
+def _union(spans: list[Span]) -> list[Span]:
+    """Sorted, disjoint, non-adjacent spans covering the same code points."""
+    merged: list[Span] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _complement(spans: list[Span]) -> list[Span]:
+    """The code points 0..U+10FFFF outside the disjoint sorted `spans`."""
+    gaps, start = [], 0
+    for lo, hi in spans:
+        if lo > start:
+            gaps.append((start, lo - 1))
+        start = hi + 1
+    return gaps + ([(start, LAST)] if start <= LAST else [])
+
+
+def _body(spans: list[Span]) -> str:
+    """The inside of a regex character set of `spans`."""
+    return "".join(f"\\U{lo:08X}" if lo == hi else f"\\U{lo:08X}-\\U{hi:08X}"
+                   for lo, hi in spans)

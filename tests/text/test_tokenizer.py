@@ -1,4 +1,5 @@
 """Tokenisation parity with the official perl/jieba/MeCab/transliterate chain, line for line."""
+import re
 import warnings
 
 import pytest
@@ -6,6 +7,7 @@ import pytest
 from laser.errors import LaserError
 from laser.text.languages import UnknownLanguageWarning, resolve
 from laser.text.moses import PerlPunctNormalizer, PerlTokenizer, remove_non_printing
+from laser.text.perl_classes import _ranges, char_class
 from laser.text.tokenizer import Tokenizer
 
 from conftest import PARITY, PARITY_STEMS, fixture_language, read_fixture_lines
@@ -46,6 +48,27 @@ def test_unknown_language_falls_back_with_warning():
 
 def test_non_printing_characters_become_spaces():
     assert remove_non_printing("a\tb\u200bc\u00add\x07e") == "a b c d e"
+    assert remove_non_printing("\U0001F600\U000E0001\U0010FFFF x") == "\U0001F600   x"
+
+
+EVERY_CODE_POINT = "".join(map(chr, range(0x110000)))
+
+
+def _plain_set(names, also="", negate=False):
+    """The one-bracket set `[...]` / `[^...]` of Perl's classes, as the tokenizer wrote it before."""
+    spans = "".join(f"\\U{lo:08X}-\\U{hi:08X}" for name in names for lo, hi in _ranges()[name])
+    return f"[{'^' * negate}{spans}{re.escape(also)}]"
+
+
+@pytest.mark.parametrize("names, also, negate", [
+    (("C",), "", False), (("IsAlpha",), "", True), (("IsAlpha", "IsN"), "", True),
+    (("IsN",), "", False), (("Space",), "", False), (("IsLower",), "", False),
+    (("IsAlnum", "Space"), ".'`,-", True),
+])
+def test_split_character_classes_match_the_plain_sets_on_every_code_point(names, also, negate):
+    fast = re.compile(char_class(*names, also=also, negate=negate))
+    plain = re.compile(_plain_set(names, also, negate))
+    assert fast.findall(EVERY_CODE_POINT) == plain.findall(EVERY_CODE_POINT)
 
 
 @pytest.mark.parametrize("lang, text, expected", [
