@@ -79,10 +79,7 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
 
     def normalize(self, text: str) -> str:
         """Normalise one line (without its newline), as perl sees it: with the newline."""
-        text += "\n"
-        for pattern, replacement in self.compiled:
-            text = pattern.sub(replacement, text)
-        return text[:-1]
+        return _substitute(self.compiled, text + "\n")[:-1]
 
 
 def _prefixes(lang: str) -> dict[str, int]:
@@ -107,6 +104,13 @@ SPACE = char_class("Space")
 
 def _compile_all(rules):
     return [(re.compile(pattern), replacement) for pattern, replacement in rules]
+
+
+def _substitute(rules, text: str) -> str:
+    """`text` after each compiled (pattern, replacement) rule in turn."""
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 # Moses puts spaces around every character but letters, digits, spaces and .'`,-
@@ -164,10 +168,10 @@ class PerlTokenizer(MosesTokenizer):
         text = re.sub(" +", " ", text).strip(" ")
         text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
         text = self.replace_multidots(text)
-        for pattern, replacement in self.COMMA_RULES:
-            text = pattern.sub(replacement, text)
-        for pattern, replacement in self.apostrophe_rules:
-            text = pattern.sub(replacement, text)
+        if "," in text:  # each rule needs the character: skipping them without it is exact
+            text = _substitute(self.COMMA_RULES, text)
+        if "'" in text:
+            text = _substitute(self.apostrophe_rules, text)
         text = self._split_final_periods(text)
         text = re.sub(" +", " ", text).strip(" ")
         text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
