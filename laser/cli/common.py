@@ -69,6 +69,10 @@ def model_options(command):
                      help="Run the encoder in int8 on the CPU (ONNX Runtime for BiLSTM models, "
                           "its graph cached in $LASER_HOME/onnx; torch for LASER3): faster, "
                           "vectors within ~0.99 cosine of float32 (docs/performance.md)."),
+        click.option("--runtime", type=click.Choice(["auto", "torch", "onnxruntime"]),
+                     default="auto", show_default=True,
+                     help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "
+                          "CPU (graph cached in $LASER_HOME/onnx), torch otherwise."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -76,7 +80,7 @@ def model_options(command):
 
 
 MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "spm_model", "spm_vocab", "max_tokens",
-              "max_length", "device", "bpe_backend", "quantize")
+              "max_length", "device", "bpe_backend", "quantize", "runtime")
 
 
 def split_model_options(options: dict) -> dict:
@@ -96,20 +100,20 @@ def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_voca
 
 
 def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, lang=None):
+                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None):
     """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
     from ..models.encoder import Encoder
     files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
     return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
-                   bpe_backend=bpe_backend, quantize=quantize)
+                   bpe_backend=bpe_backend, quantize=quantize, runtime=runtime)
 
 
 def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, lang=None):
+                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None):
     """How Ray workers load the model of `model_options` (chosen here, loaded there)."""
     from ..distributed.work import EncoderSpec
     files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
-    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize)
+    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize, runtime)
 
 
 def encoder_loader(model: dict) -> Callable:

@@ -3,6 +3,7 @@ its own `.npy` file (atomically), with its threads pinned to its share of the ma
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
@@ -29,6 +30,7 @@ class EncoderSpec:
     max_length: Optional[int] = None
     bpe_backend: str = "auto"
     quantize: Optional[str] = None
+    runtime: str = "auto"
 
     def __post_init__(self) -> None:
         absolute = {role: path.resolve() for role, path in vars(self.files).items() if path}
@@ -38,7 +40,7 @@ class EncoderSpec:
         from ..models.encoder import Encoder
         return Encoder(self.files, device=self.device, max_tokens=self.max_tokens,
                        max_length=self.max_length, bpe_backend=self.bpe_backend,
-                       quantize=self.quantize)
+                       quantize=self.quantize, runtime=self.runtime)
 
     def key(self) -> dict:
         """What makes two encoders' embeddings identical: the checkpoint, the options and the
@@ -47,7 +49,7 @@ class EncoderSpec:
                 "model_sha256": self.files.sha256(), "files": self.files.describe(),
                 "max_tokens": self.max_tokens, "max_length": self.max_length,
                 "bpe_backend": self.bpe_backend, "device": self.device,
-                "quantize": self.quantize}
+                "quantize": self.quantize, "runtime": self.runtime}
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,13 @@ class ShardJob:
 
 
 def pin_threads(threads: int) -> None:
-    """Use `threads` cores for torch, faiss and BLAS: a worker's share of its node, no more.
-    (BLAS rounds the last bit of a product by its thread count: a single process gives the same
-    bits with the same count, e.g. OMP_NUM_THREADS=1 for one-core workers.)"""
+    """Use `threads` cores for ONNX Runtime, torch, faiss and BLAS: a worker's share of its node,
+    no more. (BLAS rounds the last bit of a product by its thread count: a single process gives
+    the same bits with the same count, e.g. OMP_NUM_THREADS=1 for one-core workers.)"""
     import faiss
     import torch
     from threadpoolctl import threadpool_limits
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # what ONNX Runtime sessions made later read
     torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
     threadpool_limits(threads)  # stays in force for the life of the worker

@@ -7,21 +7,24 @@ transformer (LASER3)."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Optional, Sequence, Union
 
 import numpy as np
-import torch
 
 from ..errors import LaserError
 from .files import ModelFiles
 from .network import BILSTM, Network, load_network
+from .onnx_cache import cache_bilstm, cached_bilstm
 from .onnx_runtime import OnnxEncoder
 from .preprocessing import Preprocessor, preprocessor_for
-from .quantize import check_quantize, int8_bilstm, quantize_linear_layers
+from .quantize import check_quantize, quantize_torch_layers
 from .resolve import official_model_dir, resolve_model
 from .sequences import EOS, embed_sequences
 
 DEFAULT_MAX_TOKENS = 12000
+# auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
+RUNTIMES = ("auto", "torch", "onnxruntime")
 
 
 class TruncationWarning(UserWarning):
@@ -38,18 +41,19 @@ class Encoder:
     def __init__(self, files: ModelFiles, device: str = "cpu",
                  max_tokens: int = DEFAULT_MAX_TOKENS, max_sentences: Optional[int] = None,
                  max_length: Optional[int] = None, bpe_backend: str = "auto",
-                 quantize: Optional[str] = None):
+                 quantize: Optional[str] = None, runtime: str = "auto"):
         if max_tokens < 1:
             raise LaserError("max_tokens must be at least 1")
         if max_length is not None and max_length < 1:
             raise LaserError("max_length must be at least 1")
         self.files = files
         self.device = check_device(device)
-        check_quantize(quantize, self.device.type)
-        self.network: Network = load_network(files)
-        self.dictionary = self.network.dictionary
+        check_quantize(quantize, self.device)
         self.quantize = quantize
-        self.model: Union[torch.nn.Module, OnnxEncoder] = self._runnable_network()
+        self.network: Network = runnable_network(files, self.device, quantize,
+                                                 check_runtime(runtime, self.device))
+        self.dictionary = self.network.dictionary
+        self.model = self.network.module  # a torch module, or an OnnxEncoder
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
                                                            generation=self.network.generation)
         self.max_tokens = max_tokens
@@ -61,9 +65,10 @@ class Encoder:
              download: bool = True, **options) -> "Encoder":
         """Load `model` (a directory or a model name); else the official model of `lang` (its
         LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
-        $LASER_MODEL or the shipped default. `quantize="int8"` runs the network in int8 on the
-        CPU (faster, vectors within ~0.99 cosine of float32): a BiLSTM through ONNX Runtime, a
-        transformer through PyTorch (`laser.models.quantize`)."""
+        $LASER_MODEL or the shipped default. On the CPU a BiLSTM runs in ONNX Runtime from a
+        cached graph (`runtime="torch"` keeps it in torch; `laser.models.onnx_cache`);
+        `quantize="int8"` runs the network in int8 on the CPU (faster, vectors within ~0.99
+        cosine of float32; `laser.models.quantize`)."""
         if model is None and lang is not None:
             return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)
@@ -74,10 +79,11 @@ class Encoder:
 
     @property
     def runtime(self) -> str:
-        """What runs the network, for provenance records: `torch VERSION` or (int8 BiLSTMs)
-        `onnxruntime VERSION`."""
+        """What runs the network, for provenance records: `onnxruntime VERSION` or
+        `torch VERSION`."""
         if isinstance(self.model, OnnxEncoder):
             return self.model.runtime
+        import torch
         return f"torch {torch.__version__}"
 
     @property
@@ -131,16 +137,6 @@ class Encoder:
         embeddings = self.encode_ids(self.prepare([sentences] if single else sentences, lang))
         return embeddings[0] if single else embeddings
 
-    def _runnable_network(self) -> Union[torch.nn.Module, OnnxEncoder]:
-        """The network as it runs: on the device in float32, or in int8 (ONNX Runtime with
-        torch's thread count for a BiLSTM, torch dynamic quantization for a transformer)."""
-        module = self.network.module.to(self.device)
-        if self.quantize is None:
-            return module
-        if self.network.kind == BILSTM:
-            return int8_bilstm(module, self.files.sha256(), torch.get_num_threads())
-        return quantize_linear_layers(module)
-
     def _truncate(self, sequences: list[list[int]]) -> list[list[int]]:
         limit = self.max_length
         specials = 1 + self.network.prepend_bos  # </s>, and <s> when the network reads it
@@ -168,10 +164,39 @@ def _sentence_list(sentences: Sequence[str]) -> list[str]:
     return batch
 
 
-def check_device(name: str) -> torch.device:
-    """The torch device of `name`, refusing unknown names and CUDA where there is none."""
+def runnable_network(files: ModelFiles, device: str, quantize: Optional[str],
+                     runtime: str) -> Network:
+    """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, without
+    torch, when there is one), else in torch on `device` (int8: dynamic quantization)."""
+    on_onnx = runtime != "torch" and device == "cpu"
+    cached = cached_bilstm(files, quantize) if on_onnx else None
+    if cached is not None:
+        return cached
+    network = load_network(files)
+    if network.kind == BILSTM and on_onnx:
+        return cache_bilstm(network, files, quantize)
+    if runtime == "onnxruntime":
+        raise LaserError(f"{files.encoder}: --runtime onnxruntime runs BiLSTM models (LASER1, "
+                         f"LASER2), not this {network.kind}; use --runtime auto or torch")
+    module = network.module.to(device)
+    return replace(network, module=quantize_torch_layers(module) if quantize else module)
+
+
+def check_runtime(name: str, device: str) -> str:
+    """Refuse an unknown runtime, or ONNX Runtime on a GPU."""
+    if name not in RUNTIMES:
+        raise LaserError(f"unknown runtime {name!r}; choose {', '.join(RUNTIMES)}")
+    if name == "onnxruntime" and device != "cpu":
+        raise LaserError(f"--runtime onnxruntime runs on the CPU only, not on {device}")
+    return name
+
+
+def check_device(name: str) -> str:
+    """`name` as a device, refusing unknown names and CUDA where there is none."""
     if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
         raise LaserError(f"unknown device {name!r}; choose cpu or cuda")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise LaserError("CUDA was asked for but no CUDA device is available")
-    return torch.device(name)
+    if name.startswith("cuda"):
+        import torch
+        if not torch.cuda.is_available():
+            raise LaserError("CUDA was asked for but no CUDA device is available")
+    return name

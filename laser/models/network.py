@@ -14,14 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from torch import nn
-
 from ..errors import LaserError
-from .bilstm import BiLSTMEncoder, bilstm_checkpoint
-from .checkpoint import read_checkpoint
 from .files import LASER1, LASER2, ModelFiles
 from .sequences import sentence_ids
-from .transformer import is_transformer_checkpoint, load_transformer
 
 BILSTM, TRANSFORMER = "bilstm", "transformer"
 LASER3 = "laser3"
@@ -33,7 +28,7 @@ GENERATIONS = {(LASER1, BILSTM): LASER1, (LASER2, BILSTM): LASER2, (LASER2, TRAN
 class Network:
     """A loaded encoder network, the ids it reads and the generation of its model."""
 
-    module: nn.Module
+    module: Any  # a torch nn.Module, or an OnnxEncoder (`laser.models.onnx_cache`)
     dictionary: dict[str, int]
     kind: str  # bilstm or transformer
     generation: str  # laser1, laser2 or laser3
@@ -50,15 +45,24 @@ class Network:
                 "dim": self.module.output_dim, "dictionary_size": len(self.dictionary)}
 
 
-def load_network(files: ModelFiles) -> Network:
-    """The network of a model directory, of the kind its checkpoint holds."""
-    raw = read_checkpoint(files.encoder)
-    kind = TRANSFORMER if is_transformer_checkpoint(raw) else BILSTM
+def generation_of(files: ModelFiles, kind: str) -> str:
+    """The generation of a model of these files and a network of this kind; refuses a mismatch."""
     found = GENERATIONS.get((files.family, kind))
     if found is None:
         raise LaserError(f"{files.encoder}: a {kind} checkpoint cannot be used with "
                          f"{files.family.upper()} preprocessing files (a transformer checkpoint "
                          "needs a SentencePiece model, *.spm, and its *.cvocab)")
+    return found
+
+
+def load_network(files: ModelFiles) -> Network:
+    """The torch network of a model directory, of the kind its checkpoint holds."""
+    from .bilstm import BiLSTMEncoder, bilstm_checkpoint
+    from .checkpoint import read_checkpoint
+    from .transformer import is_transformer_checkpoint, load_transformer
+    raw = read_checkpoint(files.encoder)
+    kind = TRANSFORMER if is_transformer_checkpoint(raw) else BILSTM
+    found = generation_of(files, kind)
     if kind == TRANSFORMER:
         loaded = load_transformer(raw, files.encoder, files.spm_vocab)
         config = loaded.module.config

@@ -21,7 +21,7 @@ import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 import onnx
@@ -34,8 +34,9 @@ TORCH_TO_ONNX_GATES = [0, 3, 1, 2]  # ONNX (i, o, f, c) from torch (i, f, g, o)
 OUTPUT = "sentence_embeddings"
 
 
-def bilstm_graph(checkpoint: Checkpoint) -> onnx.ModelProto:
-    """The ONNX model of a BiLSTM checkpoint: (tokens, lengths) -> (batch, output_dim)."""
+def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = None) -> onnx.ModelProto:
+    """The ONNX model of a BiLSTM checkpoint: (tokens, lengths) -> (batch, output_dim), with
+    `metadata` as its string properties."""
     params, state = checkpoint.params, checkpoint.state
     hidden = params["hidden_size"]
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
@@ -67,6 +68,7 @@ def bilstm_graph(checkpoint: Checkpoint) -> onnx.ModelProto:
         initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="laser")
+    helper.set_model_props(model, metadata or {})
     onnx.checker.check_model(model)
     return model
 

@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 from .sequences import embed_in_batches
 
 
+def requested_threads() -> Optional[int]:
+    """The thread count set in OMP_NUM_THREADS, as torch reads it (a Ray worker sets it to its
+    share of the node); None when unset or not a positive number."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 @dataclass
 class OnnxEncoder:
     """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
@@ -28,10 +35,11 @@ class OnnxEncoder:
     @classmethod
     def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
              threads: Optional[int] = None) -> "OnnxEncoder":
-        """A session of `model` (a ModelProto or an .onnx file) on the CPU, `threads` intra-op."""
+        """A session of `model` (a ModelProto or an .onnx file) on the CPU with `threads`
+        intra-op threads (default: OMP_NUM_THREADS, else one per core)."""
         import onnxruntime
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or 0  # 0: ONNX Runtime's default (all cores)
+        options.intra_op_num_threads = threads or requested_threads() or 0  # 0: one per core
         options.inter_op_num_threads = 1
         source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
         session = onnxruntime.InferenceSession(source, options,
@@ -41,6 +49,11 @@ class OnnxEncoder:
 
     def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"tokens": tokens, "lengths": lengths})[0]
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The graph's string properties (`onnx_cache` keeps the network's facts there)."""
+        return self.session.get_modelmeta().custom_metadata_map
 
     @property
     def runtime(self) -> str:

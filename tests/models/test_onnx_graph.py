@@ -25,7 +25,7 @@ MAX_TOKENS = 12000
 def default_model():
     """The ids of 200 French dev sentences, their vectors by the shipped model's torch encoder,
     and the model's graph."""
-    encoder = Encoder.load("default")
+    encoder = Encoder.load("default", runtime="torch")
     with gzip.open(CORPUS_SAMPLE / "dev" / "fra-eng.tsv.gz", "rt", encoding="utf-8") as f:
         sentences = [line.split("\t")[0] for line in itertools.islice(f, 200)]
     ids = encoder.prepare(sentences, "fr")

@@ -1,6 +1,7 @@
 """int8 inference (`quantize="int8"`, `--quantize int8`): a BiLSTM runs as an int8 ONNX graph
-in ONNX Runtime, cached per checkpoint; a LASER3 transformer through torch dynamic quantization;
-vectors close to float32, refused where it cannot run, and recorded in the provenance sidecar."""
+in ONNX Runtime, cached per checkpoint; a LASER3 transformer (or a BiLSTM with `runtime="torch"`)
+through torch dynamic quantization; vectors close to float32, refused where it cannot run, and
+recorded in the provenance sidecar."""
 import gzip
 import itertools
 import json
@@ -16,7 +17,8 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
 from laser.models.onnx_runtime import OnnxEncoder
-from laser.models.quantize import check_quantize, int8_graph_path
+from laser.models.onnx_cache import graph_path
+from laser.models.quantize import check_quantize
 
 from conftest import CORPUS_SAMPLE, PARITY3, read_fixture_lines
 
@@ -47,20 +49,19 @@ def cosines(a, b):
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
-def cached_graph_files():
-    return sorted(int8_graph_path("x").parent.iterdir())
+def cached_int8_graphs():
+    return sorted(graph_path("x").parent.glob("*int8*"))
 
 
 def test_int8_bilstm_runs_an_int8_graph_in_onnx_runtime(encoders, module_home):
     fp32, int8 = encoders
-    assert isinstance(int8.model, OnnxEncoder) and isinstance(fp32.model, torch.nn.Module)
+    assert isinstance(int8.model, OnnxEncoder) and isinstance(fp32.model, OnnxEncoder)
     assert int8.dim == fp32.dim and int8.quantize == "int8" and fp32.quantize is None
-    assert int8.runtime == ORT_RUNTIME and fp32.runtime == TORCH_RUNTIME
-    [path] = (module_home / "onnx").iterdir()
-    assert path.name == f"{fp32.files.sha256()}.int8.v1.onnx"
+    assert int8.runtime == fp32.runtime == ORT_RUNTIME
+    [path] = (module_home / "onnx").glob("*int8*")
+    assert path.name == f"{fp32.files.sha256()}.int8.v2.onnx"
     ops = [node.op_type for node in onnx.load(str(path)).graph.node]
-    layers = fp32.network.module.params["num_layers"]
-    assert ops.count("DynamicQuantizeLSTM") == layers and "LSTM" not in ops
+    assert ops.count("DynamicQuantizeLSTM") == 1 and "LSTM" not in ops  # the model's one layer
 
 
 def test_int8_vectors_stay_close_to_float32(encoders):
@@ -84,22 +85,20 @@ def test_int8_gives_one_row_per_line_empty_lines_included(encoders):
     assert cosines(exact, approximate).min() >= 0.99
 
 
-def test_int8_graph_is_built_once_per_checkpoint_and_reused_with_torchs_threads(encoders):
+def test_int8_graph_is_built_once_per_checkpoint_and_reused_with_the_asked_threads(
+        encoders, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     first = Encoder.load("default", quantize="int8")
-    [path] = cached_graph_files()  # no temp file left beside it
-    assert path == int8_graph_path(first.files.sha256())
+    [path] = cached_int8_graphs()  # no temp file left beside it
+    assert path == graph_path(first.files.sha256(), "int8")
     built = os.stat(path)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as OMP_NUM_THREADS=1 or a one-core Ray worker would
-    try:
-        second = Encoder.load("default", quantize="int8")
-    finally:
-        torch.set_num_threads(threads)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # as a one-core Ray worker sets it
+    second = Encoder.load("default", quantize="int8")
     reused = os.stat(path)
     assert (reused.st_ino, reused.st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
-    # ONNX Runtime gets the thread count torch had when the encoder was loaded
+    # ONNX Runtime takes OMP_NUM_THREADS when it is set, else one thread per core (0)
     assert [encoder.model.session.get_session_options().intra_op_num_threads
-             for encoder in (first, second)] == [threads, 1]
+             for encoder in (first, second)] == [0, 1]
     sentences = french_dev(30)
     vectors = first.encode(sentences, "fr")
     assert np.array_equal(encoders[1].encode(sentences, "fr"), vectors)  # built elsewhere, same
@@ -111,7 +110,7 @@ def test_unwritable_cache_builds_the_graph_for_this_run_only(encoders, tmp_path,
     home = tmp_path / "not-a-directory"
     home.write_text("")
     monkeypatch.setenv("LASER_HOME", str(home))
-    with pytest.warns(UserWarning, match="int8 graph cannot be cached"):
+    with pytest.warns(UserWarning, match="int8 ONNX graph cannot be cached"):
         int8 = Encoder.load("default", quantize="int8")
     sentences = french_dev(30)
     assert np.array_equal(int8.encode(sentences, "fr"), encoders[1].encode(sentences, "fr"))
@@ -122,13 +121,24 @@ def test_laser3_int8_runs_through_torch():
     from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
     model = str(PARITY3 / "model" / "A")
     fp32, int8 = Encoder.load(model), Encoder.load(model, quantize="int8")
-    assert int8.runtime == TORCH_RUNTIME and not int8_graph_path("x").parent.exists()
+    assert int8.runtime == TORCH_RUNTIME and not graph_path("x").parent.exists()
     assert any(isinstance(layer, Int8Linear) for layer in int8.model.modules())
     lines = read_fixture_lines(PARITY3 / "inputs" / "fr.txt")
     exact, approximate = fp32.encode(lines, "fr"), int8.encode(lines, "fr")
     assert approximate.shape == exact.shape and approximate.dtype == np.float32
     assert np.median(cosines(exact, approximate)) >= 0.99
     assert np.abs(exact - approximate).max() > 1e-5
+
+
+def test_bilstm_int8_on_torch_quantizes_its_lstms():
+    from torch.ao.nn.quantized.dynamic import LSTM as Int8LSTM
+    fp32, int8 = Encoder.load("default", runtime="torch"), Encoder.load("default", quantize="int8",
+                                                                         runtime="torch")
+    assert int8.runtime == TORCH_RUNTIME and not graph_path("x").parent.exists()
+    assert any(isinstance(layer, Int8LSTM) for layer in int8.model.modules())
+    sentences = french_dev(50)
+    similarity = cosines(fp32.encode(sentences, "fr"), int8.encode(sentences, "fr"))
+    assert np.median(similarity) >= 0.99 and similarity.max() < 1 - 1e-7
 
 
 def test_unknown_or_non_cpu_quantization_is_refused():
@@ -145,9 +155,11 @@ def test_cli_records_quantization_and_runtime_in_the_sidecar(encoders, tmp_path)
     source = tmp_path / "fr.txt"
     sentences = french_dev(20)
     source.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-    for flags, name, quantize, runtime in (([], "fp32.npy", None, TORCH_RUNTIME),
+    for flags, name, quantize, runtime in (([], "fp32.npy", None, ORT_RUNTIME),
                                            (["--quantize", "int8"], "int8.npy", "int8",
-                                            ORT_RUNTIME)):
+                                            ORT_RUNTIME),
+                                           (["--quantize", "int8", "--runtime", "torch"],
+                                            "torch-int8.npy", "int8", TORCH_RUNTIME)):
         result = CliRunner().invoke(main, ["embed", str(source), "-o", str(tmp_path / name),
                                            "-l", "fr", "-q", *flags])
         assert result.exit_code == 0, result.output

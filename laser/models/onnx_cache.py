@@ -1,0 +1,91 @@
+"""BiLSTM networks on ONNX Runtime, their graphs built once per checkpoint and cached.
+
+On the CPU a BiLSTM checkpoint (LASER1, LASER2, the shipped default) runs as an ONNX graph
+(`laser.models.onnx_graph`) in ONNX Runtime: in float32 it gives the torch network's rows to
+~1e-7, faster; `quantize="int8"` runs its int8 version. Each graph is written once, as
+`$LASER_HOME/onnx/<checkpoint sha256>.<fp32|int8>.v<GRAPH_VERSION>.onnx`, with what the encoder
+needs besides the weights (the dictionary, the pooling) in the graph's metadata. A later run
+loads that file alone: neither the checkpoint is unpickled nor torch imported, which is most of
+a command's start-up. Where the folder cannot be written, the graph is built in a temporary
+directory for the run (with one warning). Deleting the folder is always safe.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Optional
+
+from ..errors import LaserError
+from ..io.atomic import atomic_path
+from .files import ModelFiles
+from .network import BILSTM, Network, generation_of
+from .onnx_runtime import OnnxEncoder
+from .registry import laser_home
+
+CACHE_DIR = "onnx"  # under $LASER_HOME
+# Part of the cached file's name: raise it when the graph builder, its metadata or the
+# quantisation settings change, so that graphs built by an earlier version are not reused.
+GRAPH_VERSION = 2
+METADATA_KEY = "laser.network"
+
+
+def precision(quantize: Optional[str]) -> str:
+    """The weights' precision in a cached graph's name: fp32, or the quantization."""
+    return quantize or "fp32"
+
+
+def graph_path(sha256: str, quantize: Optional[str] = None) -> Path:
+    """Where the graph of the checkpoint with this sha256 is cached."""
+    return laser_home() / CACHE_DIR / f"{sha256}.{precision(quantize)}.v{GRAPH_VERSION}.onnx"
+
+
+def cached_bilstm(files: ModelFiles, quantize: Optional[str]) -> Optional[Network]:
+    """The network of `files` as a session of its cached graph, without torch; None when no
+    graph of it is cached or the cached file cannot be read (the caller builds it anew)."""
+    path = graph_path(files.sha256(), quantize)
+    if not path.is_file():
+        return None
+    try:
+        session = OnnxEncoder.load(path)
+        facts = json.loads(session.metadata[METADATA_KEY])
+    except Exception:  # noqa: BLE001 - ONNX Runtime's errors derive from Exception alone
+        return None
+    return Network(session, facts["dictionary"], BILSTM, generation_of(files, BILSTM),
+                   facts["pooling"], facts["prepend_bos"])
+
+
+def cache_bilstm(network: Network, files: ModelFiles, quantize: Optional[str]) -> Network:
+    """`network` (a torch BiLSTM of `files`) as an ONNX Runtime session of its graph, built and
+    cached first; its torch module is let go."""
+    path = graph_path(files.sha256(), quantize)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            _write_graph(network, quantize, tmp)
+        session = OnnxEncoder.load(path)
+    except (OSError, LaserError) as error:
+        warnings.warn(f"the {precision(quantize)} ONNX graph cannot be cached ({error}); "
+                      "building it for this run only", stacklevel=4)
+        with tempfile.TemporaryDirectory(prefix="laser-onnx-") as tmp:
+            session = OnnxEncoder.load(_write_graph(network, quantize, Path(tmp) / path.name))
+    return Network(session, network.dictionary, BILSTM, network.generation, network.pooling,
+                   network.prepend_bos)
+
+
+def _write_graph(network: Network, quantize: Optional[str], output: str | Path) -> Path:
+    """Write the graph of a torch BiLSTM `network`, its facts in the metadata, to `output`."""
+    import onnx
+
+    from .bilstm import Checkpoint
+    from .onnx_graph import bilstm_graph, quantize_int8
+    module = network.module
+    facts = {"dictionary": network.dictionary, "pooling": network.pooling,
+             "prepend_bos": network.prepend_bos}
+    graph = bilstm_graph(Checkpoint(module.params, module.official_state(), {}),
+                         {METADATA_KEY: json.dumps(facts, ensure_ascii=False)})
+    if quantize == "int8":
+        return quantize_int8(graph, output)
+    onnx.save_model(graph, str(output))
+    return Path(output)
