@@ -1,8 +1,9 @@
 """Start-up stays light: `import laser`, help and input validation run without importing torch,
-faiss, ray or ONNX (Runtime)."""
+faiss, ray or ONNX (Runtime); embedding with a cached ONNX graph imports only ONNX Runtime."""
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -57,3 +58,14 @@ def test_directory_input_is_reported_without_importing_torch(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == f"laser: error: {tmp_path}: is a directory, not a text file"
     assert done.stdout.strip() == "[]"
+
+
+def test_embedding_with_a_cached_graph_imports_onnx_runtime_alone(tmp_path):
+    from laser.models.encoder import Encoder
+    Encoder.load("default")  # builds the graph in this test's $LASER_HOME
+    source = tmp_path / "fr.txt"
+    source.write_text("Bonjour le monde.\nÇa va ?\n", encoding="utf-8")
+    done = run_cli("embed", str(source), "-o", str(tmp_path / "out.npy"), "--lang", "fr", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['onnxruntime']"
+    assert np.load(tmp_path / "out.npy").shape == (2, Encoder.load("default").dim)

@@ -18,10 +18,18 @@ from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, fixture_language, read_
 TOLERANCE = 1e-5
 
 
+@pytest.fixture(scope="module")
+def runtimes(encoder):
+    """The parity model in ONNX Runtime (the CPU default) and in torch."""
+    return {"onnxruntime": encoder, "torch": Encoder.load(str(PARITY_MODEL), runtime="torch")}
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "torch"])
 @pytest.mark.parametrize("stem", PARITY_STEMS)
-def test_embeddings_match_official_encoder(encoder, expected_embeddings, stem):
+def test_embeddings_match_official_encoder(runtimes, expected_embeddings, stem, runtime):
     lines = read_fixture_lines(PARITY / "inputs" / f"{stem}.txt")
-    got = encoder.encode(lines, lang=fixture_language(stem))
+    assert runtimes[runtime].runtime.startswith(runtime)
+    got = runtimes[runtime].encode(lines, lang=fixture_language(stem))
     expected = expected_embeddings[stem]
     assert got.dtype == np.float32 and got.shape == expected.shape
     assert np.abs(got - expected).max() <= TOLERANCE

@@ -5,6 +5,7 @@ Ground truth: tests/data/parity2 (README there). `expected/X.spm` is the output 
 three exact score ties where sentencepiece 0.2.3 splits differently (lines edge:12, edge_spm:15,
 th:8, counted from 1).
 """
+import functools
 import json
 
 import numpy as np
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
+from laser.models.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.models.preprocessing import SentencePiecePreprocessor
 
@@ -27,6 +29,11 @@ TIE_LINES = {"edge": [12], "edge_spm": [15], "th": [8]}
 
 def _inputs(stem):
     return read_fixture_lines(PARITY2 / "inputs" / f"{stem}.txt")
+
+
+@functools.cache
+def _torch_encoder():
+    return Encoder.load(str(PARITY2_MODEL), runtime="torch")
 
 
 def run(*args, input=None):
@@ -69,8 +76,10 @@ def test_score_ties_are_broken_as_spm_encode_breaks_them(laser2_encoder):
 
 
 @pytest.mark.parametrize("stem", PARITY2_STEMS)
-def test_embeddings_match_the_official_encoder(laser2_encoder, stem):
-    got = laser2_encoder.encode(_inputs(stem), fixture_language(stem))
+@pytest.mark.parametrize("runtime", ["auto", "torch"])
+def test_embeddings_match_the_official_encoder(laser2_encoder, stem, runtime):
+    encoder = laser2_encoder if runtime == "auto" else _torch_encoder()
+    got = encoder.encode(_inputs(stem), fixture_language(stem))
     expected = np.load(EXPECTED / f"{stem}.npy")
     assert got.shape == expected.shape and got.dtype == np.float32
     assert np.abs(got - expected).max() <= 1e-5
