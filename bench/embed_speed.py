@@ -8,19 +8,19 @@ times in one run, alternating, best of --repeats:
 * `official`   — the algorithm of the official `laser_encoders` SentenceEncoder: sentences
                  sorted longest first, batches of at most --max-tokens real tokens, right-padded,
                  packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
-* `laser fp32` — our encoder (length-sorted batches within a padded-token budget, one un-packed
-                 one-layer LSTM per direction);
-* `laser int8` — our encoder with `quantize="int8"`: the network as an int8 ONNX graph
-                 (DynamicQuantizeLSTM, per-channel, reduce-range) in an ONNX Runtime session
-                 with torch's thread count, fed our batches (its graph cache, $LASER_HOME/onnx,
-                 is pointed at the temporary directory);
-* `onnxruntime fp32` — the float32 ONNX graph (`laser.models.onnx_graph`) in the same session
-                 kind, fed our batches;
+* `laser fp32` — our encoder as it runs by default on the CPU: length-sorted batches within a
+                 padded-token budget, the float32 ONNX graph (`laser.models.onnx_graph`, one
+                 bidirectional LSTM op per layer) in ONNX Runtime (its graph cache,
+                 $LASER_HOME/onnx, is pointed at the temporary directory);
+* `laser fp32, torch` — the same batches through our torch network (`runtime="torch"`: one
+                 un-packed one-layer LSTM per direction), what runs on a GPU;
+* `laser int8` — our encoder with `quantize="int8"`: the int8 ONNX graph (DynamicQuantizeLSTM,
+                 per-channel, reduce-range) in ONNX Runtime, fed the same batches;
 * the machine's sgemm GFLOP/s, and the share of the BiLSTM's FLOP limit each reaches (the
   limit: sgemm GFLOP/s divided by the FLOPs one token costs).
 
     python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
-                                [--runtimes official,fp32,int8,ort-fp32]
+                                [--runtimes official,fp32,torch-fp32,int8]
 """
 from __future__ import annotations
 
@@ -45,8 +45,6 @@ from laser.models.bilstm import load_checkpoint  # noqa: E402
 from laser.models.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
-from laser.models.onnx_graph import bilstm_graph  # noqa: E402
-from laser.models.onnx_runtime import OnnxEncoder  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 FIXTURE_MODEL = SHARED / "fixtures/parity/public/model"
@@ -168,15 +166,16 @@ def timed(function, *args):
     return result, time.perf_counter() - start
 
 
-RUNTIMES = ("official", "fp32", "int8", "ort-fp32")
+RUNTIMES = ("official", "fp32", "torch-fp32", "int8")
 ROW_NAMES = {"official": "official SentenceEncoder algorithm (fp32)",
-             "fp32": "laser (ours, fp32)",
-             "int8": "laser (ours, --quantize int8: onnxruntime int8)",
-             "ort-fp32": "onnxruntime fp32 (our batches)"}
+             "fp32": "laser (ours, fp32: onnxruntime, the CPU default)",
+             "torch-fp32": "laser (ours, fp32, --runtime torch)",
+             "int8": "laser (ours, --quantize int8: onnxruntime int8)"}
 
 
-def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, dict]:
-    """Our float32 encoder (for preprocessing) and a runner per asked runtime: ids -> vectors."""
+def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, dict, dict]:
+    """Our float32 encoder (for preprocessing), a runner per asked runtime (ids -> vectors) and
+    the checkpoint's params."""
     checkpoint_path = build_checkpoint(directory)
     files = ModelFiles(checkpoint_path, directory / "bpe.fcodes", directory / "bpe.fvocab")
     encoder = Encoder(files, max_tokens=args.max_tokens)
@@ -185,15 +184,11 @@ def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, di
         "official": lambda: partial(run_official, OfficialLstm(checkpoint).eval(),
                                     max_tokens=args.max_tokens),
         "fp32": lambda: encoder.encode_ids,
+        "torch-fp32": lambda: Encoder(files, max_tokens=args.max_tokens,
+                                      runtime="torch").encode_ids,
         "int8": lambda: Encoder(files, max_tokens=args.max_tokens, quantize="int8").encode_ids,
-        "ort-fp32": lambda: ort_runner(bilstm_graph(checkpoint), args),
     }
-    return encoder, {name: makers[name]() for name in args.runtimes}
-
-
-def ort_runner(model, args: argparse.Namespace):
-    session = OnnxEncoder.load(model, threads=torch.get_num_threads())
-    return partial(session.embed, max_tokens=args.max_tokens)
+    return encoder, {name: makers[name]() for name in args.runtimes}, checkpoint
 
 
 def main() -> None:
@@ -214,10 +209,11 @@ def main() -> None:
         parser.error(f"unknown runtimes {', '.join(sorted(unknown))}; choose from {RUNTIMES}")
     if args.threads:
         torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # what ONNX Runtime sessions read
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LASER_HOME"] = tmp  # the int8 graph of a throw-away checkpoint
-        encoder, runners = load_runners(Path(tmp), args)
+        encoder, runners, checkpoint = load_runners(Path(tmp), args)
     corpus = dev_sentences(args.sentences, args.languages.split(","))
     bpe_lines, prep_seconds = [], 0.0
     for code, sentences in corpus.items():
@@ -227,7 +223,7 @@ def main() -> None:
     sequences = [encoder.token_ids(line) for line in bpe_lines]
     n_sentences, n_tokens = len(sequences), sum(map(len, sequences))
     unknown = sum(token == UNK for s in sequences for token in s)
-    per_token = flops_per_token(encoder.network.module.params)
+    per_token = flops_per_token(checkpoint.params)
 
     runs = {ROW_NAMES[name]: run for name, run in runners.items()}
     best = dict.fromkeys(runs, float("inf"))
@@ -239,7 +235,7 @@ def main() -> None:
             best[name] = min(best[name], seconds)
     print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, sgemm {gflops:.1f} GFLOP/s")
-    print(f"model: LASER1 shape, {sum(p.numel() for p in encoder.model.parameters()) / 1e6:.1f}M "
+    print(f"model: LASER1 shape, {sum(t.numel() for t in checkpoint.state.values()) / 1e6:.1f}M "
           f"parameters, {per_token / 1e6:.1f} MFLOP per token")
     print(f"input: {n_sentences} dev sentences ({', '.join(corpus)}), {n_tokens} tokens "
           f"incl. </s>, {unknown} <unk>; preprocessing+BPE {n_sentences / prep_seconds:.0f} sent/s")

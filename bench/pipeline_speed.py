@@ -10,7 +10,7 @@ and times, alternating, best of --repeats, with the shipped model (or --model):
                          background thread while chunk i encodes;
 * `laser embed`        — the command in a fresh process (start-up and model loading included).
 
-    python bench/pipeline_speed.py [--lines 20000] [--quantize int8] [--repeats 3]
+    python bench/pipeline_speed.py [--lines 20000] [--quantize int8] [--runtime torch] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -49,17 +49,18 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--model", default="default")
     parser.add_argument("--quantize", choices=["int8"], default=None)
+    parser.add_argument("--runtime", choices=["auto", "torch", "onnxruntime"], default="auto")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    encoder = Encoder.load(args.model, quantize=args.quantize)
+    encoder = Encoder.load(args.model, quantize=args.quantize, runtime=args.runtime)
     lines = french_lines(args.lines)
     with tempfile.TemporaryDirectory() as tmp:
         source, output = Path(tmp) / "fr.txt", str(Path(tmp) / "fr.npy")
         source.write_text("\n".join(lines) + "\n", encoding="utf-8")
         ids = encoder.prepare(lines, "fr")
         command = [sys.executable, "-m", "laser", "embed", str(source), "-o", output, "-l", "fr",
-                   "--quiet", "--model", args.model] + (["--quantize", args.quantize]
-                                                         if args.quantize else [])
+                   "--quiet", "--model", args.model, "--runtime", args.runtime] + (
+                       ["--quantize", args.quantize] if args.quantize else [])
         runs = {
             "encoder only (ids ready)": lambda: encoder.encode_ids(ids),
             "embed_file, sequential": lambda: embed_file(
@@ -74,7 +75,7 @@ def main() -> None:
                 best[name] = min(best[name], seconds(run))
     ceiling = best["encoder only (ids ready)"]
     print(f"{args.lines} French dev lines, model {args.model}, quantize {args.quantize}, "
-          f"best of {args.repeats}")
+          f"runtime {encoder.runtime}, best of {args.repeats}")
     print("| path | seconds | sentences/s | share of encoder-only |")
     print("| --- | ---: | ---: | ---: |")
     for name, took in best.items():

@@ -1,6 +1,7 @@
 """Whole-file jobs, streamed in chunks: embed a text file, or write one of its preprocessing stages."""
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,13 +16,14 @@ from .errors import LaserError
 from .io.atomic import atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import write_sidecar
-from .io.text import batched, check_input, count_lines, read_lines
+from .io.text import check_input, count_lines, read_lines
 from .version import __version__
 
 if TYPE_CHECKING:
     from .models.encoder import Encoder
 
 CHUNK_LINES = 10000
+FIRST_CHUNK_LINES = 1000
 
 # Embeds one chunk of lines (encoder, lines, lang): one row per line.
 ChunkEncoder = Callable[["Encoder", list[str], str], np.ndarray]
@@ -92,10 +94,23 @@ def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:
                 leave=False)
 
 
-def _chunks(path: str, size: int, show: bool) -> Iterator[list[str]]:
-    """The lines of `path` in chunks of `size`, counted on a progress bar."""
+def chunk_sizes(largest: int) -> Iterator[int]:
+    """FIRST_CHUNK_LINES, then twice as many each chunk up to `largest`: nothing overlaps the
+    first chunk's preprocessing, so it is kept short."""
+    size = min(FIRST_CHUNK_LINES, largest)
+    while True:
+        yield size
+        size = min(2 * size, largest)
+
+
+def _chunks(path: str, largest: int, show: bool) -> Iterator[list[str]]:
+    """The lines of `path` in chunks growing to `largest` lines, counted on a progress bar."""
     with _progress(path, show) as bar:
-        for chunk in batched(read_lines(path), size):
+        lines = read_lines(path)
+        for size in chunk_sizes(largest):
+            chunk = list(itertools.islice(lines, size))
+            if not chunk:
+                return
             yield chunk
             bar.update(len(chunk))
 

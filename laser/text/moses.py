@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from re import _parser as re_parser  # how `re` parses a pattern: its required literals
+from re._constants import LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
+from typing import NamedTuple
 
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 from sacremoses._data_nonbreaking_prefixes import NONBREAKING_PREFIXES
@@ -75,7 +78,7 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
             self.substitutions += self.OTHER_QUOTATION_FOLLOWED_BY_COMMA
         separator = "," if lang in self.COMMA_DECIMAL_LANGUAGES else "."
         self.substitutions.append((f"([0-9]){NBSP}([0-9])", rf"\1{separator}\2"))
-        self.compiled = [(re.compile(pattern), repl) for pattern, repl in self.substitutions]
+        self.compiled = _compile_all(self.substitutions)
 
     def normalize(self, text: str) -> str:
         """Normalise one line (without its newline), as perl sees it: with the newline."""
@@ -102,14 +105,44 @@ NUM, NOT_NUM = char_class("IsN"), char_class("IsN", negate=True)
 SPACE = char_class("Space")
 
 
-def _compile_all(rules):
-    return [(re.compile(pattern), replacement) for pattern, replacement in rules]
+class Rule(NamedTuple):
+    """A substitution, and the characters every match of it contains."""
+
+    pattern: re.Pattern
+    replacement: str
+    required: frozenset[str]
 
 
-def _substitute(rules, text: str) -> str:
-    """`text` after each compiled (pattern, replacement) rule in turn."""
-    for pattern, replacement in rules:
-        text = pattern.sub(replacement, text)
+def _compile_all(rules: list[tuple[str, str]]) -> list[Rule]:
+    return [Rule(re.compile(pattern), replacement, _required_characters(pattern))
+            for pattern, replacement in rules]
+
+
+def _required_characters(pattern: str) -> frozenset[str]:
+    """Literal characters outside any alternative or optional part of `pattern` (parsed as `re`
+    parses it): a text lacking one of them cannot match."""
+    def walk(items) -> set[str]:
+        found = set()
+        for op, value in items:
+            if op is LITERAL:
+                found.add(chr(value))
+            elif op is SUBPATTERN:
+                found |= walk(value[3])
+            elif op in (MAX_REPEAT, MIN_REPEAT) and value[0] >= 1:
+                found |= walk(value[2])
+        return found
+    return frozenset(walk(re_parser.parse(pattern)))
+
+
+def _substitute(rules: list[Rule], text: str) -> str:
+    """`text` after each rule in turn; a rule is skipped when the text lacks a character each of
+    its matches needs (most are: `‘` or `«` in a line without them), which changes nothing."""
+    characters = set(text)
+    for pattern, replacement, required in rules:
+        if required <= characters:
+            changed = pattern.sub(replacement, text)
+            if changed != text:
+                text, characters = changed, set(changed)
     return text
 
 
@@ -168,10 +201,8 @@ class PerlTokenizer(MosesTokenizer):
         text = re.sub(" +", " ", text).strip(" ")
         text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
         text = self.replace_multidots(text)
-        if "," in text:  # each rule needs the character: skipping them without it is exact
-            text = _substitute(self.COMMA_RULES, text)
-        if "'" in text:
-            text = _substitute(self.apostrophe_rules, text)
+        text = _substitute(self.COMMA_RULES, text)
+        text = _substitute(self.apostrophe_rules, text)
         text = self._split_final_periods(text)
         text = re.sub(" +", " ", text).strip(" ")
         text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
