@@ -25,27 +25,37 @@ def requested_threads() -> Optional[int]:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @dataclass
 class OnnxEncoder:
-    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy."""
+    """An ONNX Runtime session of a BiLSTM graph, called like the torch network on numpy.
+
+    The session runs each batch on one thread, and `workers` batches at a time: an LSTM's
+    per-step products are too small to share between cores without waiting at every step, while
+    whole batches on separate cores never wait (docs/performance.md)."""
 
     session: onnxruntime.InferenceSession
     output_dim: int
+    workers: int = 1
 
     @classmethod
     def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
              threads: Optional[int] = None) -> "OnnxEncoder":
-        """A session of `model` (a ModelProto or an .onnx file) on the CPU with `threads`
-        intra-op threads (default: OMP_NUM_THREADS, else one per core)."""
+        """A session of `model` (a ModelProto or an .onnx file) on the CPU running `threads`
+        batches at a time (default: OMP_NUM_THREADS, else one per core)."""
         import onnxruntime
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or requested_threads() or 0  # 0: one per core
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
         session = onnxruntime.InferenceSession(source, options,
                                                providers=["CPUExecutionProvider"])
         width = session.get_outputs()[0].shape[1]
-        return cls(session, int(width))
+        return cls(session, int(width), threads or requested_threads() or usable_cores())
 
     def __call__(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"tokens": tokens, "lengths": lengths})[0]
@@ -65,4 +75,5 @@ class OnnxEncoder:
               max_sentences: Optional[int] = None) -> np.ndarray:
         """Id sequences embedded in the same length-sorted batches as `embed_sequences`, rows in
         input order."""
-        return embed_in_batches(self, self.output_dim, sequences, max_tokens, max_sentences)
+        return embed_in_batches(self, self.output_dim, sequences, max_tokens, max_sentences,
+                                workers=self.workers)

@@ -7,7 +7,7 @@ the same way on numpy arrays: `laser.models.onnx_runtime`).
 """
 from __future__ import annotations
 
-import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
@@ -17,13 +17,12 @@ if TYPE_CHECKING:  # torch is imported where a batch is run: ids and batches nee
     from torch import nn
 
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
-_WHITESPACE = re.compile(r"\s+")
 
 
 def sentence_ids(dictionary: dict[str, int], bpe_line: str, bos: bool = False) -> list[int]:
     """Dictionary ids of a subword line, unknown subwords as <unk>, then </s>; `bos` puts <s>
     first."""
-    tokens = _WHITESPACE.sub(" ", bpe_line).strip().split()
+    tokens = bpe_line.split()  # any run of white space separates, as in fairseq's tokenize_line
     get = dictionary.get
     return [BOS] * bos + [get(token, UNK) for token in tokens] + [EOS]
 
@@ -75,13 +74,31 @@ BatchRunner = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def embed_in_batches(run: BatchRunner, dim: int, sequences: Sequence[Sequence[int]],
-                     max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
+                     max_tokens: int, max_sentences: int | None = None,
+                     workers: int = 1) -> np.ndarray:
     """The one batched inference loop: id sequences embedded by `run` in length-sorted batches,
-    rows returned as float32 in input order."""
+    `workers` batches at a time (`run` must then release the GIL; no batch then holds more than
+    its share of the sentences), rows returned as float32 in input order."""
     output = np.empty((len(sequences), dim), dtype=np.float32)
     lengths = [len(sequence) for sequence in sequences]
-    for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
+
+    def embed_batch(batch: np.ndarray) -> None:
         output[batch] = run(*pad_ids([sequences[i] for i in batch]))
+
+    if workers > 1:  # a small input is split so that every worker gets a batch
+        share = -(-len(sequences) // workers)
+        max_sentences = min(max_sentences or share, share)
+    batches = length_sorted_batches(lengths, max_tokens, max_sentences)
+    if workers == 1:
+        for batch in batches:
+            embed_batch(batch)
+        return output
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laser-batch")
+    try:
+        for _ in pool.map(embed_batch, batches):  # re-raises a batch's error here
+            pass
+    finally:  # on an error or an interrupt, batches not yet started are dropped
+        pool.shutdown(cancel_futures=True)
     return output
 
 

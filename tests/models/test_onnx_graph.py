@@ -14,7 +14,7 @@ from laser.models.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
 from laser.models.onnx_graph import bilstm_graph, quantize_int8
 from laser.models.onnx_runtime import OnnxEncoder
-from laser.models.sequences import pad_ids
+from laser.models.sequences import embed_in_batches, pad_ids
 
 from conftest import CORPUS_SAMPLE
 
@@ -88,3 +88,26 @@ def test_int8_graph_stays_close_to_float32(default_model, tmp_path, caplog):
     similarity = cosines(exact, approximate)
     assert np.median(similarity) >= 0.99 and similarity.min() >= 0.95
     assert np.abs(exact - approximate).max() > 1e-4  # the weights really are int8
+
+
+def test_batches_run_side_by_side_give_the_rows_of_one_at_a_time(default_model):
+    ids, exact, graph = default_model
+    one, three = OnnxEncoder.load(graph, threads=1), OnnxEncoder.load(graph, threads=3)
+    assert (one.workers, three.workers) == (1, 3)
+    small_batches = 400  # padded tokens: dozens of batches, so three threads really share them
+    assert np.array_equal(three.embed(ids, small_batches, 8), one.embed(ids, small_batches, 8))
+    assert np.abs(three.embed(ids, small_batches) - exact).max() <= 1e-5
+
+
+def test_a_small_input_is_split_so_that_every_worker_gets_a_batch():
+    seen = []
+
+    def run(tokens, lengths):
+        seen.append(len(lengths))
+        return np.zeros((len(lengths), 2), dtype=np.float32)
+
+    rows = embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS, workers=3)
+    assert rows.shape == (10, 2) and sorted(seen) == [2, 4, 4]
+    seen.clear()
+    embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS)
+    assert seen == [10]
