@@ -65,10 +65,11 @@ def model_options(command):
         click.option("--bpe-backend", type=click.Choice(["auto", "fastbpe", "python"]),
                      default="auto", show_default=True,
                      help="fastBPE when installed, else the identical Python applier."),
-        click.option("--quantize", type=click.Choice(["int8"]), default=None,
-                     help="Run the encoder in int8 on the CPU (ONNX Runtime for BiLSTM models, "
-                          "its graph cached in $LASER_HOME/onnx; torch for LASER3): faster, "
-                          "vectors within ~0.99 cosine of float32 (docs/performance.md)."),
+        click.option("--quantize", type=click.Choice(["int8", "fp16"]), default=None,
+                     help="int8: run the encoder in int8 on the CPU (ONNX Runtime for BiLSTM "
+                          "models, its graph cached in $LASER_HOME/onnx; torch for LASER3), "
+                          "faster, vectors within ~0.99 cosine of float32. fp16: float16 "
+                          "inference in torch, for --device cuda (docs/performance.md)."),
         click.option("--runtime", type=click.Choice(["auto", "torch", "onnxruntime"]),
                      default="auto", show_default=True,
                      help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "

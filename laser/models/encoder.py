@@ -18,7 +18,7 @@ from .network import BILSTM, Network, load_network
 from .onnx_cache import cache_bilstm, cached_bilstm
 from .onnx_runtime import OnnxEncoder
 from .preprocessing import Preprocessor, preprocessor_for
-from .quantize import check_quantize, quantize_torch_layers
+from .quantize import check_quantize, reduced_precision
 from .resolve import official_model_dir, resolve_model
 from .sequences import EOS, embed_sequences
 
@@ -51,7 +51,7 @@ class Encoder:
         check_quantize(quantize, self.device)
         self.quantize = quantize
         self.network: Network = runnable_network(files, self.device, quantize,
-                                                 check_runtime(runtime, self.device))
+                                                 check_runtime(runtime, self.device, quantize))
         self.dictionary = self.network.dictionary
         self.model = self.network.module  # a torch module, or an OnnxEncoder
         self.preprocessor: Preprocessor = preprocessor_for(files, bpe_backend=bpe_backend,
@@ -167,8 +167,9 @@ def _sentence_list(sentences: Sequence[str]) -> list[str]:
 def runnable_network(files: ModelFiles, device: str, quantize: Optional[str],
                      runtime: str) -> Network:
     """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, without
-    torch, when there is one), else in torch on `device` (int8: dynamic quantization)."""
-    on_onnx = runtime != "torch" and device == "cpu"
+    torch, when there is one), else in torch on `device` (int8: dynamic quantization; fp16:
+    float16 weights and activations)."""
+    on_onnx = runtime != "torch" and device == "cpu" and quantize != "fp16"
     cached = cached_bilstm(files, quantize) if on_onnx else None
     if cached is not None:
         return cached
@@ -179,13 +180,15 @@ def runnable_network(files: ModelFiles, device: str, quantize: Optional[str],
         raise LaserError(f"{files.encoder}: --runtime onnxruntime runs BiLSTM models (LASER1, "
                          f"LASER2), not this {network.kind}; use --runtime auto or torch")
     module = network.module.to(device)
-    return replace(network, module=quantize_torch_layers(module) if quantize else module)
+    return replace(network, module=reduced_precision(module, quantize) if quantize else module)
 
 
-def check_runtime(name: str, device: str) -> str:
-    """Refuse an unknown runtime, or ONNX Runtime on a GPU."""
+def check_runtime(name: str, device: str, quantize: Optional[str] = None) -> str:
+    """Refuse an unknown runtime, or ONNX Runtime on a GPU or in float16."""
     if name not in RUNTIMES:
         raise LaserError(f"unknown runtime {name!r}; choose {', '.join(RUNTIMES)}")
+    if name == "onnxruntime" and quantize == "fp16":
+        raise LaserError("--quantize fp16 runs in torch; use --runtime auto or torch")
     if name == "onnxruntime" and device != "cpu":
         raise LaserError(f"--runtime onnxruntime runs on the CPU only, not on {device}")
     return name

@@ -160,7 +160,9 @@ def test_cli_records_quantization_and_runtime_in_the_sidecar(encoders, tmp_path)
                                            (["--quantize", "int8"], "int8.npy", "int8",
                                             ORT_RUNTIME),
                                            (["--quantize", "int8", "--runtime", "torch"],
-                                            "torch-int8.npy", "int8", TORCH_RUNTIME)):
+                                            "torch-int8.npy", "int8", TORCH_RUNTIME),
+                                           (["--quantize", "fp16"], "fp16.npy", "fp16",
+                                            TORCH_RUNTIME)):
         result = CliRunner().invoke(main, ["embed", str(source), "-o", str(tmp_path / name),
                                            "-l", "fr", "-q", *flags])
         assert result.exit_code == 0, result.output
@@ -168,3 +170,27 @@ def test_cli_records_quantization_and_runtime_in_the_sidecar(encoders, tmp_path)
         assert (record["quantize"], record["runtime"]) == (quantize, runtime)
     assert np.array_equal(np.load(tmp_path / "int8.npy"), encoders[1].encode(sentences, "fr"))
     assert np.array_equal(np.load(tmp_path / "fp32.npy"), encoders[0].encode(sentences, "fr"))
+
+
+@pytest.mark.parametrize("model", ["default", str(PARITY3 / "model" / "A"),
+                                   str(PARITY3 / "model" / "C")])
+def test_fp16_runs_the_torch_network_in_float16_and_returns_float32_rows(model):
+    """What `--device cuda --quantize fp16` runs; torch runs float16 on the CPU too, so the
+    same network is checked here without a GPU."""
+    fp32, fp16 = Encoder.load(model, runtime="torch"), Encoder.load(model, quantize="fp16")
+    assert fp16.runtime == TORCH_RUNTIME and not graph_path("x").parent.exists()
+    assert {parameter.dtype for parameter in fp16.model.parameters()} == {torch.float16}
+    if model == "default":
+        sentences, lang = french_dev(50), "fr"
+    else:
+        sentences, lang = read_fixture_lines(PARITY3 / "inputs" / "fr.txt"), "fr"
+    exact, half = fp32.encode(sentences, lang), fp16.encode(sentences, lang)
+    assert half.dtype == np.float32 and half.shape == exact.shape
+    similarity = cosines(exact, half)
+    assert similarity.min() >= 0.999 and np.abs(exact - half).max() > 1e-6
+
+
+def test_fp16_is_refused_on_onnx_runtime_and_int8_on_a_gpu():
+    with pytest.raises(LaserError, match="fp16 runs in torch"):
+        Encoder.load("default", quantize="fp16", runtime="onnxruntime")
+    check_quantize("fp16", "cuda")
