@@ -10,8 +10,9 @@ times in one run, alternating, best of --repeats:
                  packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
 * `laser fp32` — our encoder as it runs by default on the CPU: length-sorted batches within a
                  padded-token budget, the float32 ONNX graph (`laser.models.onnx_graph`, one
-                 bidirectional LSTM op per layer) in ONNX Runtime (its graph cache,
-                 $LASER_HOME/onnx, is pointed at the temporary directory);
+                 bidirectional LSTM op per layer) in ONNX Runtime, one batch per core on one
+                 thread each (its graph cache, $LASER_HOME/onnx, is pointed at the temporary
+                 directory);
 * `laser fp32, torch` — the same batches through our torch network (`runtime="torch"`: one
                  un-packed one-layer LSTM per direction), what runs on a GPU;
 * `laser int8` — our encoder with `quantize="int8"`: the int8 ONNX graph (DynamicQuantizeLSTM,

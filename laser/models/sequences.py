@@ -77,15 +77,16 @@ def embed_in_batches(run: BatchRunner, dim: int, sequences: Sequence[Sequence[in
                      max_tokens: int, max_sentences: int | None = None,
                      workers: int = 1) -> np.ndarray:
     """The one batched inference loop: id sequences embedded by `run` in length-sorted batches,
-    `workers` batches at a time (`run` must then release the GIL; no batch then holds more than
-    its share of the sentences), rows returned as float32 in input order."""
+    `workers` batches at a time (`run` must then release the GIL; each batch then holds at most
+    its share of max_tokens and of the sentences), rows returned as float32 in input order."""
     output = np.empty((len(sequences), dim), dtype=np.float32)
     lengths = [len(sequence) for sequence in sequences]
 
     def embed_batch(batch: np.ndarray) -> None:
         output[batch] = run(*pad_ids([sequences[i] for i in batch]))
 
-    if workers > 1:  # a small input is split so that every worker gets a batch
+    if workers > 1:  # the budget is shared by the batches in flight; every worker gets one
+        max_tokens = max(1, max_tokens // workers)
         share = -(-len(sequences) // workers)
         max_sentences = min(max_sentences or share, share)
     batches = length_sorted_batches(lengths, max_tokens, max_sentences)
