@@ -111,3 +111,18 @@ def test_a_small_input_is_split_so_that_every_worker_gets_a_batch():
     seen.clear()
     embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS)
     assert seen == [10]
+
+
+def test_batches_in_flight_share_the_token_budget():
+    padded = []
+
+    def run(tokens, lengths):
+        padded.append(tokens.size)
+        return np.zeros((len(lengths), 2), dtype=np.float32)
+
+    sequences = [[5] * 9 + [2]] * 40  # 400 tokens
+    embed_in_batches(run, 2, sequences, 100, workers=2)
+    assert max(padded) <= 50 and sum(padded) == 400
+    padded.clear()
+    embed_in_batches(run, 2, sequences, 100)
+    assert max(padded) == 100
