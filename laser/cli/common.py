@@ -9,6 +9,7 @@ from typing import Callable
 import click
 
 from ..errors import LaserError
+from ..models.quantize import QUANTIZATIONS
 from ..version import __version__
 
 
@@ -65,7 +66,7 @@ def model_options(command):
         click.option("--bpe-backend", type=click.Choice(["auto", "fastbpe", "python"]),
                      default="auto", show_default=True,
                      help="fastBPE when installed, else the identical Python applier."),
-        click.option("--quantize", type=click.Choice(["int8", "fp16"]), default=None,
+        click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=None,
                      help="int8: run the encoder in int8 on the CPU (ONNX Runtime for BiLSTM "
                           "models, its graph cached in $LASER_HOME/onnx; torch for LASER3), "
                           "faster, vectors within ~0.99 cosine of float32. fp16: float16 "

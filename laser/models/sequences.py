@@ -85,15 +85,14 @@ def embed_in_batches(run: BatchRunner, dim: int, sequences: Sequence[Sequence[in
     def embed_batch(batch: np.ndarray) -> None:
         output[batch] = run(*pad_ids([sequences[i] for i in batch]))
 
-    if workers > 1:  # the budget is shared by the batches in flight; every worker gets one
-        max_tokens = max(1, max_tokens // workers)
-        share = -(-len(sequences) // workers)
-        max_sentences = min(max_sentences or share, share)
-    batches = length_sorted_batches(lengths, max_tokens, max_sentences)
     if workers == 1:
-        for batch in batches:
+        for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
             embed_batch(batch)
         return output
+    # the budget is shared by the batches in flight, and every worker gets a batch
+    share = -(-len(sequences) // workers)
+    batches = length_sorted_batches(lengths, max(1, max_tokens // workers),
+                                    min(max_sentences or share, share))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laser-batch")
     try:
         for _ in pool.map(embed_batch, batches):  # re-raises a batch's error here

@@ -180,11 +180,9 @@ def test_fp16_runs_the_torch_network_in_float16_and_returns_float32_rows(model):
     fp32, fp16 = Encoder.load(model, runtime="torch"), Encoder.load(model, quantize="fp16")
     assert fp16.runtime == TORCH_RUNTIME and not graph_path("x").parent.exists()
     assert {parameter.dtype for parameter in fp16.model.parameters()} == {torch.float16}
-    if model == "default":
-        sentences, lang = french_dev(50), "fr"
-    else:
-        sentences, lang = read_fixture_lines(PARITY3 / "inputs" / "fr.txt"), "fr"
-    exact, half = fp32.encode(sentences, lang), fp16.encode(sentences, lang)
+    sentences = (french_dev(50) if model == "default"
+                 else read_fixture_lines(PARITY3 / "inputs" / "fr.txt"))
+    exact, half = fp32.encode(sentences, "fr"), fp16.encode(sentences, "fr")
     assert half.dtype == np.float32 and half.shape == exact.shape
     similarity = cosines(exact, half)
     assert similarity.min() >= 0.999 and np.abs(exact - half).max() > 1e-6
