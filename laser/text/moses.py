@@ -44,14 +44,15 @@ def remove_non_printing(line: str) -> str:
 class PerlPunctNormalizer(MosesPunctNormalizer):
     """`normalize-punctuation.perl -l LANG` with the perl script's byte semantics."""
 
+    SQUEEZE_SPACES = (r"  +", " ")  # perl's `s/ +/ /g`, skipping the single spaces it leaves alone
     EXTRA_WHITESPACE = [
-        (r"\r", ""), (r"\(", " ("), (r"\)", ") "), (r" +", " "),
+        (r"\r", ""), (r"\(", " ("), (r"\)", ") "), SQUEEZE_SPACES,
         (r"\) ([.!:?;,])", r")\1"), (r"\( ", "("), (r" \)", ")"),
         (r"([0-9]) %", r"\1%"), (r" :", ":"), (r" ;", ";"),
     ]
     NORMALIZE_UNICODE_IF_NOT_PENN = [(r"`", "'"), (r"''", ' " ')]
     NORMALIZE_UNICODE = [
-        ("„", '"'), ("“", '"'), ("”", '"'), ("–", "-"), ("—", " - "), (r" +", " "),
+        ("„", '"'), ("“", '"'), ("”", '"'), ("–", "-"), ("—", " - "), SQUEEZE_SPACES,
         ("´", "'"), ("([a-zA-Z])‘([a-zA-Z])", r"\1'\2"), ("([a-zA-Z])’([a-zA-Z])", r"\1'\2"),
         ("‘", '"'), ("‚", '"'), ("’", '"'), ("''", '"'), ("´´", '"'), ("…", "..."),
     ]
@@ -62,7 +63,7 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
     HANDLE_PSEUDO_SPACES = [
         (f"{NBSP}%", "%"), (f"nº{NBSP}", "nº "), (f"{NBSP}:", ":"), (f"{NBSP}ºC", " ºC"),
         (f"{NBSP}cm", " cm"), (f"{NBSP}\\?", "?"), (f"{NBSP}!", "!"), (f"{NBSP};", ";"),
-        (f",{NBSP}", ", "), (r" +", " "),
+        (f",{NBSP}", ", "), SQUEEZE_SPACES,
     ]
     EN_QUOTATION_FOLLOWED_BY_COMMA = [(r'"([,.]+)', r'\1"')]
     OTHER_QUOTATION_FOLLOWED_BY_COMMA = [
@@ -148,23 +149,73 @@ def _substitute(rules: list[Rule], text: str) -> str:
 
 # Moses puts spaces around every character but letters, digits, spaces and .'`,-
 SPECIAL_CHARACTERS = re.compile("(" + char_class("IsAlnum", "Space", also=".'`,-", negate=True) + ")")
-_APOSTROPHE_LEFT = _compile_all([
-    (rf"({NOT_ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
-    (rf"({NOT_ALPHA})[']({ALPHA})", r"\1 ' \2"),
-    (rf"({ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
-    (rf"({ALPHA})[']({ALPHA})", r"\1' \2"),
-])
+
+
+class MarkRule(NamedTuple):
+    """Perl's `s/(LEFT)MARK(RIGHT)/$1REPLACEMENT$2/g` for one-character classes LEFT and RIGHT
+    (None: the pattern has no context on that side): MARK becomes REPLACEMENT where both fit.
+
+    A regex would try the classes at every position of the line; the mark is rare, so it is
+    found with `str.find` and only its neighbours are tested, with the substitution's own rule
+    that matches do not overlap (a neighbour taken by one match cannot serve the next).
+    """
+
+    mark: str
+    left: re.Pattern | None
+    right: re.Pattern | None
+    replacement: str
+
+    def apply(self, text: str) -> str:
+        pieces, copied, free = [], 0, 0  # free: the first position the next match may start at
+        position = text.find(self.mark, 1 if self.left else 0)
+        while position != -1:
+            start = position - 1 if self.left else position
+            end = position + 2 if self.right else position + 1
+            if start >= free and end <= len(text) and self._context_fits(text, position):
+                pieces += [text[copied:position], self.replacement]
+                copied, free = position + 1, end
+            position = text.find(self.mark, position + 1)
+        return "".join(pieces) + text[copied:] if pieces else text
+
+    def _context_fits(self, text: str, position: int) -> bool:
+        return ((self.left is None or self.left.match(text, position - 1) is not None)
+                and (self.right is None or self.right.match(text, position + 1) is not None))
+
+
+def _apply_all(rules: list[MarkRule], text: str) -> str:
+    for rule in rules:
+        text = rule.apply(text)
+    return text
+
+
+ALPHA_CHAR, NOT_ALPHA_CHAR = re.compile(ALPHA), re.compile(NOT_ALPHA)
+NUM_CHAR, NOT_NUM_CHAR = re.compile(NUM), re.compile(NOT_NUM)
+_APOSTROPHE_LEFT = [
+    MarkRule("'", NOT_ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
+    MarkRule("'", NOT_ALPHA_CHAR, ALPHA_CHAR, " ' "),
+    MarkRule("'", ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
+    MarkRule("'", ALPHA_CHAR, ALPHA_CHAR, "' "),
+]
 APOSTROPHE_RULES = {
-    "en": _compile_all([
-        (rf"({NOT_ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
-        (rf"({char_class('IsAlpha', 'IsN', negate=True)})[']({ALPHA})", r"\1 ' \2"),
-        (rf"({ALPHA})[']({NOT_ALPHA})", r"\1 ' \2"),
-        (rf"({ALPHA})[']({ALPHA})", r"\1 '\2"),
-        (rf"({NUM})[']([s])", r"\1 '\2"),
-    ]),
+    "en": [
+        MarkRule("'", NOT_ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
+        MarkRule("'", re.compile(char_class("IsAlpha", "IsN", negate=True)), ALPHA_CHAR, " ' "),
+        MarkRule("'", ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
+        MarkRule("'", ALPHA_CHAR, ALPHA_CHAR, " '"),
+        MarkRule("'", NUM_CHAR, re.compile("s"), " '"),
+    ],
     "fr": _APOSTROPHE_LEFT, "it": _APOSTROPHE_LEFT, "ga": _APOSTROPHE_LEFT,
 }
-APOSTROPHE_DEFAULT = _compile_all([(r"'", " ' ")])
+APOSTROPHE_DEFAULT = [MarkRule("'", None, None, " ' ")]
+COMMA_RULES = [MarkRule(",", NOT_NUM_CHAR, None, " , "), MarkRule(",", None, NOT_NUM_CHAR, " , ")]
+
+
+def split_commas(text: str) -> str:
+    """Perl's three comma rules: `,` split off unless between digits, and after a final number."""
+    text = _apply_all(COMMA_RULES, text)
+    if len(text) > 1 and text.endswith(",") and NUM_CHAR.match(text, len(text) - 2):  # s/(\p{IsN})[,]$/$1 ,/
+        text = text[:-1] + " ,"
+    return text
 
 
 class PerlTokenizer(MosesTokenizer):
@@ -176,9 +227,6 @@ class PerlTokenizer(MosesTokenizer):
 
     SPACES = re.compile(f"{SPACE}+")
     ASCII_JUNK = re.compile(r"[\000-\037]")
-    COMMA_RULES = _compile_all([
-        (rf"({NOT_NUM})[,]", r"\1 , "), (rf"[,]({NOT_NUM})", r" , \1"), (rf"({NUM})[,]$", r"\1 ,"),
-    ])
     ENDS_WITH_PERIOD = re.compile(r"^(\S+)\.$")
     HAS_ALPHA = re.compile(ALPHA)
     STARTS_LOWER = re.compile(f"^{char_class('IsLower')}")
@@ -198,13 +246,13 @@ class PerlTokenizer(MosesTokenizer):
             return text
         text = self.SPACES.sub(" ", f" {text} ")
         text = self.ASCII_JUNK.sub("", text)
-        text = re.sub(" +", " ", text).strip(" ")
+        text = _squeeze_spaces(text)
         text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
         text = self.replace_multidots(text)
-        text = _substitute(self.COMMA_RULES, text)
-        text = _substitute(self.apostrophe_rules, text)
+        text = split_commas(text)
+        text = _apply_all(self.apostrophe_rules, text)
         text = self._split_final_periods(text)
-        text = re.sub(" +", " ", text).strip(" ")
+        text = _squeeze_spaces(text)
         text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
         return self.restore_multidots(text)
 
@@ -214,10 +262,10 @@ class PerlTokenizer(MosesTokenizer):
         while words and words[-1] == "":
             words.pop()
         for i, word in enumerate(words):
-            match = self.ENDS_WITH_PERIOD.match(word)
+            match = word.endswith(".") and self.ENDS_WITH_PERIOD.match(word)
             if match and self._detaches_period(match.group(1), words, i):
                 words[i] = match.group(1) + " ."
-        return "".join(word + " " for word in words)
+        return " ".join(words) + " " if words else ""
 
     def _detaches_period(self, prefix: str, words: list[str], i: int) -> bool:
         following = words[i + 1] if i + 1 < len(words) else ""
@@ -225,6 +273,11 @@ class PerlTokenizer(MosesTokenizer):
                 or self.STARTS_LOWER.match(following):
             return False
         return not (self.prefixes.get(prefix) == 2 and self.STARTS_DIGIT.match(following))
+
+
+def _squeeze_spaces(text: str) -> str:
+    """`s/ +/ /g` and no space at either end."""
+    return " ".join(filter(None, text.split(" ")))
 
 
 @lru_cache(maxsize=None)

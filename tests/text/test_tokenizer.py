@@ -1,4 +1,5 @@
 """Tokenisation parity with the official perl/jieba/MeCab/transliterate chain, line for line."""
+import random
 import re
 import warnings
 
@@ -6,7 +7,8 @@ import pytest
 
 from laser.errors import LaserError
 from laser.text.languages import UnknownLanguageWarning, resolve
-from laser.text.moses import PerlPunctNormalizer, PerlTokenizer, remove_non_printing
+from laser.text.moses import (APOSTROPHE_DEFAULT, APOSTROPHE_RULES, COMMA_RULES, PerlPunctNormalizer,
+                              PerlTokenizer, _apply_all, remove_non_printing, split_commas)
 from laser.text.perl_classes import _ranges, char_class
 from laser.text.tokenizer import Tokenizer
 
@@ -126,3 +128,36 @@ def test_missing_segmenter_gives_install_hint(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert segmenters.jieba_segmenter()("我爱北京") == "我 爱 北京"
+
+
+def _regex_rules(rules):
+    """Each mark rule as the perl substitution it stands for, run by `re`."""
+    def pattern(rule):
+        left = f"({rule.left.pattern})" if rule.left else "()"
+        right = f"({rule.right.pattern})" if rule.right else "()"
+        return re.compile(left + re.escape(rule.mark) + right)
+    return [(pattern(rule), rule.replacement.replace("\\", "\\\\")) for rule in rules]
+
+
+MARK_ALPHABET = "'',,,  aZé5٣x\u0301\U00010400\U0001D7CE.-"
+
+
+@pytest.mark.parametrize("rules", [*APOSTROPHE_RULES.values(), APOSTROPHE_DEFAULT, COMMA_RULES])
+def test_mark_rules_match_the_perl_substitutions_on_random_text(rules):
+    generator = random.Random(13)
+    texts = ["".join(generator.choices(MARK_ALPHABET, k=generator.randint(0, 12)))
+             for _ in range(5000)] + ["''''", ",,,", "a'b'c", "5,5,a", "'", ","]
+    for text in texts:
+        expected = text
+        for pattern, replacement in _regex_rules(rules):
+            expected = pattern.sub(lambda m: m[1] + replacement + m[2], expected)
+        assert _apply_all(rules, text) == expected, text
+
+
+@pytest.mark.parametrize("text, expected", [
+    # both of the first two rules fire on "a," (later steps squeeze the spaces)
+    ("5,", "5 ,"), ("a,", "a  ,  "), (",", ","), ("1,000", "1,000"), ("x,5", "x  ,  5"),
+    ("\U0001D7CE,", "\U0001D7CE ,"),  # an astral digit is a number too
+])
+def test_commas_split_as_perl_splits_them(text, expected):
+    assert split_commas(text) == expected
