@@ -13,7 +13,7 @@ from torch import nn
 from laser.models.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
 from laser.models.onnx_graph import bilstm_graph, quantize_int8
-from laser.models.onnx_runtime import OnnxEncoder
+from laser.models.onnx_runtime import BATCH_TOKENS, OnnxEncoder
 from laser.models.sequences import embed_in_batches, pad_ids
 
 from conftest import CORPUS_SAMPLE
@@ -126,3 +126,19 @@ def test_batches_in_flight_share_the_token_budget():
     padded.clear()
     embed_in_batches(run, 2, sequences, 100)
     assert max(padded) == 100
+
+
+def test_onnx_runtime_batches_stay_cache_sized_under_a_large_budget(default_model):
+    ids, exact, graph = default_model
+    padded = []
+
+    class Recording(OnnxEncoder):
+        def __call__(self, tokens, lengths):
+            padded.append(tokens.size)
+            return super().__call__(tokens, lengths)
+
+    session = OnnxEncoder.load(graph, threads=2)
+    recording = Recording(session.session, session.output_dim, session.workers)
+    rows = recording.embed(ids, MAX_TOKENS)
+    assert max(padded) <= BATCH_TOKENS < MAX_TOKENS // 2 and len(padded) > 2
+    assert np.abs(rows - exact).max() <= 1e-5
