@@ -1,10 +1,12 @@
 """`embed_file` preprocesses the next chunk in a background thread: the rows are the sequential
 path's, bit for bit, and an error raised there still reaches the caller with no output left."""
+import sys
+
 import numpy as np
 import pytest
 
 from laser.errors import LaserError
-from laser.pipeline import EmbedOptions, embed_file
+from laser.pipeline import GIL_SWITCH_SECONDS, EmbedOptions, embed_file
 
 from conftest import PARITY, read_fixture_lines
 
@@ -32,3 +34,21 @@ def test_error_in_the_background_reaches_the_caller(encoder, tmp_path):
     with pytest.raises(LaserError, match="language"):
         embed_file(encoder, str(source), str(output), EmbedOptions(" ", chunk_lines=7))
     assert not output.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("language", ["fr", " "])  # a job that ends, and one that fails
+def test_threads_switch_often_only_while_a_chunk_is_prepared_beside_the_encoder(
+        encoder, tmp_path, monkeypatch, language):
+    seen = []
+    encode_ids = encoder.encode_ids
+    monkeypatch.setattr(encoder, "encode_ids",
+                        lambda ids: seen.append(sys.getswitchinterval()) or encode_ids(ids))
+    before = sys.getswitchinterval()
+    source = PARITY / "inputs" / "batching_fr.txt"
+    try:
+        embed_file(encoder, str(source), str(tmp_path / "out.npy"),
+                   EmbedOptions(language, chunk_lines=7))
+    except LaserError:
+        assert language == " "
+    assert sys.getswitchinterval() == before != GIL_SWITCH_SECONDS
+    assert set(seen) <= {GIL_SWITCH_SECONDS} and (seen or language == " ")
