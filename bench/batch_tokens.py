@@ -83,7 +83,8 @@ def main() -> None:
     print("| --- |" + " ---: |" * len(sizes))
     for name, rates in rows:
         fastest = max(rates.values())
-        cells = (f"**{rate:,.0f}**" if rate == fastest else f"{rate:,.0f}" for rate in rates.values())
+        cells = (f"**{rate:,.0f}**" if rate == fastest else f"{rate:,.0f}"
+                 for rate in rates.values())
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 

@@ -182,7 +182,8 @@ class MarkRule(NamedTuple):
                 and (self.right is None or self.right.match(text, position + 1) is not None))
 
 
-def _apply_all(rules: list[MarkRule], text: str) -> str:
+def apply_rules(rules: list[MarkRule], text: str) -> str:
+    """`text` after each rule in turn."""
     for rule in rules:
         text = rule.apply(text)
     return text
@@ -212,8 +213,9 @@ COMMA_RULES = [MarkRule(",", NOT_NUM_CHAR, None, " , "), MarkRule(",", None, NOT
 
 def split_commas(text: str) -> str:
     """Perl's three comma rules: `,` split off unless between digits, and after a final number."""
-    text = _apply_all(COMMA_RULES, text)
-    if len(text) > 1 and text.endswith(",") and NUM_CHAR.match(text, len(text) - 2):  # s/(\p{IsN})[,]$/$1 ,/
+    text = apply_rules(COMMA_RULES, text)
+    # s/(\p{IsN})[,]$/$1 ,/
+    if len(text) > 1 and text.endswith(",") and NUM_CHAR.match(text, len(text) - 2):
         text = text[:-1] + " ,"
     return text
 
@@ -250,7 +252,7 @@ class PerlTokenizer(MosesTokenizer):
         text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
         text = self.replace_multidots(text)
         text = split_commas(text)
-        text = _apply_all(self.apostrophe_rules, text)
+        text = apply_rules(self.apostrophe_rules, text)
         text = self._split_final_periods(text)
         text = _squeeze_spaces(text)
         text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)

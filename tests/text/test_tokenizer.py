@@ -7,8 +7,9 @@ import pytest
 
 from laser.errors import LaserError
 from laser.text.languages import UnknownLanguageWarning, resolve
-from laser.text.moses import (APOSTROPHE_DEFAULT, APOSTROPHE_RULES, COMMA_RULES, PerlPunctNormalizer,
-                              PerlTokenizer, _apply_all, remove_non_printing, split_commas)
+from laser.text.moses import (APOSTROPHE_DEFAULT, APOSTROPHE_RULES, COMMA_RULES,
+                              PerlPunctNormalizer, PerlTokenizer, apply_rules,
+                              remove_non_printing, split_commas)
 from laser.text.perl_classes import _ranges, char_class
 from laser.text.tokenizer import Tokenizer
 
@@ -151,7 +152,7 @@ def test_mark_rules_match_the_perl_substitutions_on_random_text(rules):
         expected = text
         for pattern, replacement in _regex_rules(rules):
             expected = pattern.sub(lambda m: m[1] + replacement + m[2], expected)
-        assert _apply_all(rules, text) == expected, text
+        assert apply_rules(rules, text) == expected, text
 
 
 @pytest.mark.parametrize("text, expected", [
