@@ -43,6 +43,7 @@ class TrainConfig:
     teacher: str = ""             # distillation teacher (teachers.TEACHERS); "" = none
     distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
     init: str = ""                # start from this model directory's weights (warm_start)
+    bf16: bool = False            # forward pass in bfloat16 (autocast); weights stay float32
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -87,10 +87,13 @@ class BagOfSubwords(nn.Module):
 
 def _optimise(model: nn.Module, optimizer, config: "TrainConfig", step: int,
               batch: Batch, device: torch.device, extra: Optional[ExtraLoss] = None) -> float:
-    """One step of the ranking loss (plus `extra`) at the scheduled learning rate."""
+    """One step of the ranking loss (plus `extra`) at the scheduled learning rate; with
+    `config.bf16` the forward pass runs in bfloat16, the loss and the weights in float32."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, step)
-    embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=config.bf16):
+        embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
+    embeddings = embeddings.float()
     loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
     if extra is not None:
         loss = loss + extra(embeddings, batch)
@@ -274,7 +277,7 @@ class Trainer:
                    dynamic_ncols=True)
         smoothed, started, pairs, first = None, time.time(), 0, self.step
         self._log({"event": "start", "step": self.step, "steps": config.steps,
-                   "teacher": config.teacher, "time": started})
+                   "teacher": config.teacher, "bf16": config.bf16, "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)
             loss = self.train_step(batch)

@@ -17,7 +17,9 @@ from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
-from laser.training.trainer import Trainer, encoder_params, learning_rate, ranking_loss
+from laser.training.batches import Batch
+from laser.training.trainer import (Trainer, _optimise, encoder_params, learning_rate,
+                                    ranking_loss)
 
 from conftest import CORPUS_SAMPLE
 
@@ -237,3 +239,32 @@ def test_fresh_encoder_round_trips_through_official_state():
     copy.load_official_state(model.official_state())
     tokens, lengths = torch.tensor([[5, 6, 7, 2], [8, 2, 1, 1]]), torch.tensor([4, 2])
     assert torch.equal(model(tokens, lengths), copy(tokens, lengths))
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, lr=1e-2, warmup=1,
+                         steps=40, bf16=bf16)
+    model = BiLSTMEncoder(encoder_params(config)).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    tokens = torch.randint(4, 60, (16, 9))
+    tokens[8:] = tokens[:8]  # each "translation" is its sentence: the ranking task is learnable
+    batch = Batch(tokens, torch.full((16,), 9), torch.zeros(8, 8, dtype=torch.bool), ["xx"] * 8)
+    seen = []
+    first_lstm = model.layers[0][0]
+    first_lstm.register_forward_hook(lambda module, inputs, output: seen.append(output[0].dtype))
+    losses = [_optimise(model, optimizer, config, step, batch, torch.device("cpu"))
+              for step in range(40)]
+    assert set(seen) == {torch.bfloat16 if bf16 else torch.float32}
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
+    assert read_log(tmp_path / "work")[1]["bf16"] is True
+    checkpoint = load_checkpoint(ModelFiles.from_dir(tmp_path / "model").encoder)
+    assert all(t.dtype == torch.float16 for t in checkpoint.state.values())
+    embeddings = Encoder(ModelFiles.from_dir(tmp_path / "model")).encode(["Guten Morgen."], "de")
+    assert embeddings.shape == (1, 24) and np.isfinite(embeddings).all()

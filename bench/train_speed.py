@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Training speed by network shape, float32 against `--bf16` (bfloat16 autocast).
+
+Times the optimiser step `laser train` takes (`laser.training.trainer._optimise`: forward pass,
+ranking loss, backward pass, clipping, Adam) on random batches of --batch-size pairs of
+8-40-token sentences, for each shape of --shapes (LAYERSxHIDDEN, 256-d embeddings, the shipped
+model's 29,133-token vocabulary), with torch's --threads threads; prints pairs per second, the
+median of --steps steps after two warm-up steps. No data or teacher is needed.
+
+    python bench/train_speed.py [--shapes 1x320,2x320,3x320,1x512,2x512] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from laser.models.bilstm import BiLSTMEncoder  # noqa: E402
+from laser.training.batches import Batch  # noqa: E402
+from laser.training.config import TrainConfig  # noqa: E402
+from laser.training.trainer import _optimise, encoder_params  # noqa: E402
+
+VOCABULARY = 29133  # the shipped model's
+
+
+def random_batch(pairs: int, longest: int = 40) -> Batch:
+    lengths = torch.randint(8, longest + 1, (2 * pairs,))
+    tokens = torch.randint(4, VOCABULARY, (2 * pairs, longest))
+    for row, length in enumerate(lengths):
+        tokens[row, length:] = 1  # padding
+    return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
+
+
+def pairs_per_second(layers: int, hidden: int, bf16: bool, batch: Batch, steps: int) -> float:
+    config = TrainConfig(vocab_size=VOCABULARY, hidden_size=hidden, num_layers=layers, bf16=bf16)
+    torch.manual_seed(0)
+    model = BiLSTMEncoder(encoder_params(config)).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    seconds = []
+    for step in range(steps + 2):
+        started = time.perf_counter()
+        _optimise(model, optimizer, config, step, batch, torch.device("cpu"))
+        seconds.append(time.perf_counter() - started)
+    return batch.size / statistics.median(seconds[2:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="1x320,2x320,3x320,1x512,2x512")
+    parser.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    batch = random_batch(args.batch_size)
+    print(f"pairs/s per training step, batch {args.batch_size} pairs, {args.threads} threads, "
+          f"torch {torch.__version__}, median of {args.steps} steps")
+    print("| layers x hidden | float32 | --bf16 | speed-up |")
+    print("| --- | ---: | ---: | ---: |")
+    for shape in args.shapes.split(","):
+        layers, hidden = (int(part) for part in shape.split("x"))
+        fp32, bf16 = (pairs_per_second(layers, hidden, bf16, batch, args.steps)
+                      for bf16 in (False, True))
+        print(f"| {layers} x {hidden} | {fp32:.0f} | {bf16:.0f} | {bf16 / fp32:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
