@@ -122,23 +122,23 @@ def _chunks(path: str, largest: int, show: bool) -> Iterator[list[str]]:
 
 def _prepared(encoder: Encoder, chunks: Iterator[list[str]], lang: str,
               prefetch: bool) -> Iterator[list[list[int]]]:
-    """Each chunk's id sequences; with `prefetch`, chunk i+1 is read and preprocessed in a
-    background thread while the caller encodes chunk i (torch and ONNX Runtime release the GIL
-    while they compute, and Python switches threads every GIL_SWITCH_SECONDS meanwhile)."""
+    """Each chunk's id sequences; with `prefetch`, chunk i+1 is preprocessed in a background
+    thread while the caller encodes chunk i (torch and ONNX Runtime release the GIL while they
+    compute, and Python switches threads every GIL_SWITCH_SECONDS meanwhile). Chunks are read
+    here, on the caller's thread, so an interrupt never waits for a read from a slow stdin."""
     if not prefetch:
         yield from (encoder.prepare(chunk, lang) for chunk in chunks)
         return
-
-    def prepare_next() -> Optional[list[list[int]]]:
-        chunk = next(chunks, None)
-        return None if chunk is None else encoder.prepare(chunk, lang)
-
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laser-prepare") as pool, \
             gil_switch_interval(GIL_SWITCH_SECONDS):
-        pending = pool.submit(prepare_next)
-        while (sequences := pending.result()) is not None:
-            pending = pool.submit(prepare_next)
-            yield sequences
+        pending = None
+        for chunk in chunks:
+            submitted = pool.submit(encoder.prepare, chunk, lang)
+            if pending is not None:
+                yield pending.result()
+            pending = submitted
+        if pending is not None:
+            yield pending.result()
 
 
 @contextmanager
