@@ -74,7 +74,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 @click.option("--bf16", is_flag=True,
               help="Run the forward pass in bfloat16 (torch autocast; weights, loss and optimiser "
-                   "stay float32): 2.3-2.7x faster on CPUs with AMX (docs/training.md).")
+                   "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
           bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
