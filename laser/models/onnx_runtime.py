@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from .sequences import embed_in_batches
 
-# The most padded tokens one batch holds, whatever max_tokens allows: small batches ran 1-47%
+# The most padded tokens one batch holds, whatever max_tokens allows: small batches ran 1-49%
 # faster than 6,000 tokens, and 500 was within 5% of the best size for every model and precision
 # measured (bench/batch_tokens.py, docs/performance.md).
 BATCH_TOKENS = 500

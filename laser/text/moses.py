@@ -230,7 +230,7 @@ class PerlTokenizer(MosesTokenizer):
     SPACES = re.compile(f"{SPACE}+")
     ASCII_JUNK = re.compile(r"[\000-\037]")
     ENDS_WITH_PERIOD = re.compile(r"^(\S+)\.$")
-    HAS_ALPHA = re.compile(ALPHA)
+    HAS_ALPHA = ALPHA_CHAR
     STARTS_LOWER = re.compile(f"^{char_class('IsLower')}")
     STARTS_DIGIT = re.compile(r"^[0-9]+")
     WORD_SPLIT = re.compile(SPACE)
