@@ -179,14 +179,26 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
         chunks = _chunks(input_path, options.chunk_lines, options.progress)
-        for rows in _embedded_chunks(encoder, chunks, options):
-            writer.write(rows)
+        _write_behind(writer, _embedded_chunks(encoder, chunks, options))
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
         seconds=time.perf_counter() - started)
     finish_report(report, options)
     return report
+
+
+def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None:
+    """Each chunk's rows written in a background thread while the next chunk is embedded (a
+    write releases the GIL); one write at a time, in order, its error raised here."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laser-write") as background:
+        pending = None
+        for rows in chunks:
+            if pending is not None:
+                pending.result()
+            pending = background.submit(writer.write, rows)
+        if pending is not None:
+            pending.result()
 
 
 def encoder_fields(encoder: Encoder) -> dict:

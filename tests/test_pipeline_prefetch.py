@@ -1,12 +1,14 @@
-"""`embed_file` preprocesses the next chunk in a background thread: the rows are the sequential
-path's, bit for bit, and an error raised there still reaches the caller with no output left."""
+"""`embed_file` preprocesses the next chunk and writes the last one in background threads: the
+rows are the sequential path's, bit for bit, and an error raised there still reaches the caller
+with no output left."""
 import sys
 
 import numpy as np
 import pytest
 
 from laser.errors import LaserError
-from laser.pipeline import GIL_SWITCH_SECONDS, EmbedOptions, embed_file
+from laser.io.embeddings import EmbeddingWriter
+from laser.pipeline import GIL_SWITCH_SECONDS, EmbedOptions, _write_behind, embed_file
 
 from conftest import PARITY, read_fixture_lines
 
@@ -52,3 +54,15 @@ def test_threads_switch_often_only_while_a_chunk_is_prepared_beside_the_encoder(
         assert language == " "
     assert sys.getswitchinterval() == before != GIL_SWITCH_SECONDS
     assert set(seen) <= {GIL_SWITCH_SECONDS} and (seen or language == " ")
+
+
+def test_rows_are_written_behind_in_order_and_a_write_error_reaches_the_caller(tmp_path):
+    chunks = [np.full((n, 4), n, dtype=np.float32) for n in (3, 1, 5)]
+    with EmbeddingWriter(tmp_path / "ok.npy", 4) as writer:
+        _write_behind(writer, iter(chunks))
+    assert np.array_equal(np.load(tmp_path / "ok.npy"), np.concatenate(chunks))
+    bad = chunks[:2] + [np.zeros((2, 3), dtype=np.float32)] + chunks[2:]
+    with pytest.raises(ValueError, match="dimension 4"):
+        with EmbeddingWriter(tmp_path / "bad.npy", 4) as writer:
+            _write_behind(writer, iter(bad))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ok.npy"]

@@ -59,7 +59,7 @@ class EmbeddingWriter:
     def write(self, rows: np.ndarray) -> None:
         if rows.ndim != 2 or rows.shape[1] != self.dim:
             raise ValueError(f"expected rows of dimension {self.dim}, got shape {rows.shape}")
-        self._file.write(np.ascontiguousarray(rows, dtype=self.dtype).tobytes())
+        self._file.write(np.ascontiguousarray(rows, dtype=self.dtype).data)
         self.rows += rows.shape[0]
 
     def __exit__(self, exc_type, exc, tb) -> None:

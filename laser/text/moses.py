@@ -37,8 +37,10 @@ _NON_PRINTING = re.compile(char_class("C"))
 
 
 def remove_non_printing(line: str) -> str:
-    """`remove-non-printing-char.perl`: every character of category C becomes a space."""
-    return _NON_PRINTING.sub(" ", line)
+    """`remove-non-printing-char.perl`: every character of category C becomes a space. Python
+    counts every such character as not printable (tested on every code point), so a printable
+    line is left as it is without a search."""
+    return line if line.isprintable() else _NON_PRINTING.sub(" ", line)
 
 
 class PerlPunctNormalizer(MosesPunctNormalizer):
@@ -83,7 +85,7 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
 
     def normalize(self, text: str) -> str:
         """Normalise one line (without its newline), as perl sees it: with the newline."""
-        return _substitute(self.compiled, text + "\n")[:-1]
+        return self.compiled.apply(text + "\n")[:-1]
 
 
 def _prefixes(lang: str) -> dict[str, int]:
@@ -107,16 +109,18 @@ SPACE = char_class("Space")
 
 
 class Rule(NamedTuple):
-    """A substitution, and the characters every match of it contains."""
+    """A substitution, the characters every match of it contains, and a run of text every match
+    contains (empty when the pattern starts with no literal)."""
 
     pattern: re.Pattern
     replacement: str
     required: frozenset[str]
+    needle: str
 
 
-def _compile_all(rules: list[tuple[str, str]]) -> list[Rule]:
-    return [Rule(re.compile(pattern), replacement, _required_characters(pattern))
-            for pattern, replacement in rules]
+def _compile_all(rules: list[tuple[str, str]]) -> RuleList:
+    return RuleList([Rule(re.compile(pattern), replacement, _required_characters(pattern),
+                          _required_text(pattern)) for pattern, replacement in rules])
 
 
 def _required_characters(pattern: str) -> frozenset[str]:
@@ -135,16 +139,58 @@ def _required_characters(pattern: str) -> frozenset[str]:
     return frozenset(walk(re_parser.parse(pattern)))
 
 
-def _substitute(rules: list[Rule], text: str) -> str:
-    """`text` after each rule in turn; a rule is skipped when the text lacks a character each of
-    its matches needs (most are: `‘` or `«` in a line without them), which changes nothing."""
-    characters = set(text)
-    for pattern, replacement, required in rules:
-        if required <= characters:
-            changed = pattern.sub(replacement, text)
-            if changed != text:
-                text, characters = changed, set(changed)
+def _required_text(pattern: str) -> str:
+    """The literal characters `pattern` starts with, one more if a repeated literal follows them
+    (`  +` gives two spaces): a text that does not contain them cannot match."""
+    text = ""
+    for op, value in re_parser.parse(pattern):
+        if op is LITERAL:
+            text += chr(value)
+            continue
+        repeated = value[2] if op in (MAX_REPEAT, MIN_REPEAT) and value[0] >= 1 else []
+        if len(repeated) == 1 and repeated[0][0] is LITERAL:
+            text += chr(repeated[0][1])
+        break
     return text
+
+
+class RuleList:
+    """Substitutions applied in turn to a text. A rule is skipped when the text lacks a character
+    or the literal run each of its matches needs, which changes nothing: most rules need a rare
+    character (`‘`, `«`). Which rules a text may need depends only on which of the rules' required
+    characters it has, so that list is computed once per such set and kept."""
+
+    MAX_PLANS = 4096
+
+    def __init__(self, rules: list[Rule]):
+        self.rules = rules
+        self.triggers = frozenset().union(*(rule.required for rule in rules))
+        self._plans: dict[tuple[frozenset[str], int], list[tuple[int, Rule]]] = {}
+
+    def apply(self, text: str) -> str:
+        """`text` after each rule in turn."""
+        start = 0
+        while start < len(self.rules):
+            for index, rule in self._plan(self.triggers.intersection(text), start):
+                if rule.needle in text:
+                    changed = rule.pattern.sub(rule.replacement, text)
+                    if changed != text:  # the text may now have other characters: plan again
+                        text, start = changed, index + 1
+                        break
+            else:
+                return text
+        return text
+
+    def _plan(self, present: frozenset[str], start: int) -> list[tuple[int, Rule]]:
+        """The rules from `start` on whose required characters are all `present`."""
+        plan = self._plans.get((present, start))
+        if plan is None:
+            if len(self._plans) >= self.MAX_PLANS:
+                self._plans.clear()
+            plan = self._plans[present, start] = [
+                (index, rule) for index, rule in enumerate(self.rules)
+                if index >= start and rule.required <= present]
+        return plan
 
 
 # Moses puts spaces around every character but letters, digits, spaces and .'`,-
@@ -220,6 +266,13 @@ def split_commas(text: str) -> str:
     return text
 
 
+# Where `PerlTokenizer._split_words` must split a line as a whole, and how many words' pieces it
+# keeps per tokenizer and place in the line (the cache is emptied when full).
+APOSTROPHES_MEET = "' '"
+MULTIDOT_MARK = "MULTI"  # in every marker `replace_multidots` leaves
+WORD_CACHE_SIZE = 50_000
+
+
 class PerlTokenizer(MosesTokenizer):
     """`tokenizer.perl -l LANG -no-escape` of RELEASE-4.0 (no -a, no -x, no protected patterns).
 
@@ -233,7 +286,6 @@ class PerlTokenizer(MosesTokenizer):
     HAS_ALPHA = ALPHA_CHAR
     STARTS_LOWER = re.compile(f"^{char_class('IsLower')}")
     STARTS_DIGIT = re.compile(r"^[0-9]+")
-    WORD_SPLIT = re.compile(SPACE)
     TRAILING_DOT_QUOTE = re.compile(r"\.' ?$")
 
     def __init__(self, lang: str = "en"):
@@ -241,33 +293,82 @@ class PerlTokenizer(MosesTokenizer):
         self.lang = lang
         self.prefixes = _prefixes(lang)
         self.apostrophe_rules = APOSTROPHE_RULES.get(lang, APOSTROPHE_DEFAULT)
+        # each word's pieces, by whether it starts and whether it ends the line
+        self._word_pieces: dict[tuple[bool, bool], dict[str, str]] = {
+            (first, last): {} for first in (False, True) for last in (False, True)}
 
     def tokenize_line(self, text: str) -> str:
         """Tokenise one line (no newline); blank lines come back unchanged, as in perl."""
-        if not self.SPACES.sub("", text):
+        spaced = self.SPACES.sub(" ", f" {text} ")
+        if spaced == " ":
             return text
-        text = self.SPACES.sub(" ", f" {text} ")
-        text = self.ASCII_JUNK.sub("", text)
-        text = _squeeze_spaces(text)
-        text = SPECIAL_CHARACTERS.sub(r" \1 ", text)
+        if not spaced.isprintable():  # a printable text has no control character to remove
+            spaced = self.ASCII_JUNK.sub("", spaced)
+        text = self._split_words(_squeeze_spaces(spaced))
+        text = _squeeze_spaces(self._split_final_periods(text))
+        if text.endswith("'"):
+            text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
+        return self.restore_multidots(text) if MULTIDOT_MARK in text else text
+
+    def _split_words(self, text: str) -> str:
+        """Special characters, runs of dots, commas and apostrophes split off (`text` has single
+        spaces between words and none at its ends), word by word through a cache.
+
+        Each of these perl substitutions looks at most one character beyond a word, which is a
+        space (or nothing, at either end of the line), so a word's pieces depend only on the word
+        and on whether it starts or ends the line. The one exception: where a word ends with an
+        apostrophe and the next starts with one, a match of the first may take the space that a
+        match of the second needs, so such a line is split as a whole.
+        """
+        if APOSTROPHES_MEET in text:
+            return self._split_piece(text, True, True)
+        words = text.split(" ")
+        if len(words) == 1:
+            return self._pieces(text, True, True)
+        inner = self._word_pieces[False, False]
+        middle = [inner.get(word) or self._pieces(word, False, False) for word in words[1:-1]]
+        return " ".join([self._pieces(words[0], True, False), *middle,
+                         self._pieces(words[-1], False, True)])
+
+    def clear_word_cache(self) -> None:
+        """Forget the words seen so far (a benchmark's cold start)."""
+        for cache in self._word_pieces.values():
+            cache.clear()
+
+    def _pieces(self, word: str, first: bool, last: bool) -> str:
+        """`_split_piece` of a word, from the cache when it was seen before."""
+        cache = self._word_pieces[first, last]
+        pieces = cache.get(word)
+        if pieces is None:
+            if len(cache) >= WORD_CACHE_SIZE:
+                cache.clear()
+            pieces = cache[word] = self._split_piece(word, first, last)
+        return pieces
+
+    def _split_piece(self, text: str, first: bool, last: bool) -> str:
+        """The substitutions of `_split_words` on `text`, which starts the line or follows a
+        space (`first`), and ends it or precedes a space (`last`)."""
+        before, after = "" if first else " ", "" if last else " "
+        text = SPECIAL_CHARACTERS.sub(r" \1 ", before + text + after)
         text = self.replace_multidots(text)
         text = split_commas(text)
         text = apply_rules(self.apostrophe_rules, text)
-        text = self._split_final_periods(text)
-        text = _squeeze_spaces(text)
-        text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
-        return self.restore_multidots(text)
+        return text[len(before):len(text) - len(after)]
 
     def _split_final_periods(self, text: str) -> str:
-        """Perl's word loop: detach a final period unless the word is a known abbreviation."""
-        words = self.WORD_SPLIT.split(text)
-        while words and words[-1] == "":
-            words.pop()
-        for i, word in enumerate(words):
-            match = word.endswith(".") and self.ENDS_WITH_PERIOD.match(word)
-            if match and self._detaches_period(match.group(1), words, i):
-                words[i] = match.group(1) + " ."
-        return " ".join(words) + " " if words else ""
+        """Perl's word loop: detach a final period unless the word is a known abbreviation. Its
+        words are split on single white-space characters, of which `text` has only spaces."""
+        text = text.rstrip(" ")
+        if not text:
+            return ""
+        if "." in text:
+            words = text.split(" ")
+            for i, word in enumerate(words):
+                match = word.endswith(".") and self.ENDS_WITH_PERIOD.match(word)
+                if match and self._detaches_period(match.group(1), words, i):
+                    words[i] = match.group(1) + " ."
+            text = " ".join(words)
+        return text + " "
 
     def _detaches_period(self, prefix: str, words: list[str], i: int) -> bool:
         following = words[i + 1] if i + 1 < len(words) else ""

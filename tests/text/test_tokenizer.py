@@ -7,9 +7,9 @@ import pytest
 
 from laser.errors import LaserError
 from laser.text.languages import UnknownLanguageWarning, resolve
-from laser.text.moses import (APOSTROPHE_DEFAULT, APOSTROPHE_RULES, COMMA_RULES,
-                              PerlPunctNormalizer, PerlTokenizer, apply_rules,
-                              remove_non_printing, split_commas)
+from laser.text.moses import (_NON_PRINTING, APOSTROPHE_DEFAULT, APOSTROPHE_RULES,
+                              COMMA_RULES, PerlPunctNormalizer, PerlTokenizer, _required_text,
+                              apply_rules, remove_non_printing, split_commas)
 from laser.text.perl_classes import _ranges, char_class
 from laser.text.tokenizer import Tokenizer
 
@@ -162,3 +162,47 @@ def test_mark_rules_match_the_perl_substitutions_on_random_text(rules):
 ])
 def test_commas_split_as_perl_splits_them(text, expected):
     assert split_commas(text) == expected
+
+
+def test_python_counts_every_perl_non_printing_character_as_not_printable():
+    """`remove_non_printing` skips the search on printable lines: that needs this to hold."""
+    assert not any(character.isprintable()
+                   for character in _NON_PRINTING.findall(EVERY_CODE_POINT))
+
+
+WORD_ALPHABET = "'''',,..  aZé5٣s\u0301(-\"$DOTMULTI"
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "de"])
+def test_words_split_through_the_cache_as_the_whole_line_splits(lang):
+    """The word cache gives what the substitutions give on the whole line, for every line, on
+    first sight of its words and from the cache."""
+    generator = random.Random(7)
+    tokenizer = PerlTokenizer(lang)
+    texts = [" ".join("".join(generator.choices(WORD_ALPHABET, k=generator.randint(1, 12))).split())
+             for _ in range(4000)] + ["a' 'b", "5, 'x", "'a b'", "x.. y", "a...", "..."]
+    for text in texts * 2:  # the second time, from the cache
+        assert tokenizer._split_words(text) == tokenizer._split_piece(text, True, True), text
+    tokenizer.clear_word_cache()
+    assert not any(tokenizer._word_pieces.values())
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "cs"])
+def test_normaliser_skipping_rules_changes_nothing(lang):
+    generator = random.Random(11)
+    alphabet = "„“”–—´‘’‚…«»\u00a0%º:;?!,.\"'`()  aZ5 nºcm\r"
+    normalizer = PerlPunctNormalizer(lang)
+    for _ in range(4000):
+        text = "".join(generator.choices(alphabet, k=generator.randint(0, 16))) + "\n"
+        expected = text
+        for rule in normalizer.compiled.rules:
+            expected = rule.pattern.sub(rule.replacement, expected)
+        assert normalizer.compiled.apply(text) == expected, text
+
+
+@pytest.mark.parametrize("pattern, needle", [
+    ("  +", "  "), (r"\) ([.!:?;,])", ") "), ("nº\u00a0", "nº\u00a0"), (r'(\.+)"', ""),
+    ("a*b", ""), ("ab+c", "ab"), ("ab*c", "a"),
+])
+def test_required_text_is_the_literal_start_of_every_match(pattern, needle):
+    assert _required_text(pattern) == needle
