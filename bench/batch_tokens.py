@@ -22,7 +22,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import embed_speed  # noqa: E402  (puts the repository on sys.path)
-from pipeline_speed import french_lines  # noqa: E402
+from pipeline_speed import VENDORED_FRENCH, french_lines  # noqa: E402
 
 from laser.models import onnx_runtime  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
@@ -44,7 +44,7 @@ def shipped_model_rows(sizes: list[int], repeats: int, lines: int) -> list[tuple
     rows, sequences = [], None  # the ids do not depend on the precision: prepared once
     for quantize in (None, "int8"):
         encoder = Encoder.load("default", quantize=quantize)
-        sequences = sequences or encoder.prepare(french_lines(lines), "fr")
+        sequences = sequences or encoder.prepare(french_lines(VENDORED_FRENCH, lines), "fr")
         rows.append((f"shipped model, {quantize or 'fp32'}, {lines:,} lines",
                      speeds(encoder, sequences, sizes, repeats)))
     return rows
