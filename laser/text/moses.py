@@ -266,11 +266,13 @@ def split_commas(text: str) -> str:
     return text
 
 
-# Where `PerlTokenizer._split_words` must split a line as a whole, and how many words' pieces it
-# keeps per tokenizer and place in the line (the cache is emptied when full).
+# Where `PerlTokenizer._split_words` must split a line as a whole, how many words' pieces it keeps
+# per tokenizer and place in the line (the cache is emptied when full), and the longest word it
+# keeps (longer ones, such as a whole line of Chinese, seldom come again).
 APOSTROPHES_MEET = "' '"
 MULTIDOT_MARK = "MULTI"  # in every marker `replace_multidots` leaves
 WORD_CACHE_SIZE = 50_000
+CACHED_WORD_LENGTH = 40
 
 
 class PerlTokenizer(MosesTokenizer):
@@ -340,9 +342,11 @@ class PerlTokenizer(MosesTokenizer):
         cache = self._word_pieces[first, last]
         pieces = cache.get(word)
         if pieces is None:
-            if len(cache) >= WORD_CACHE_SIZE:
-                cache.clear()
-            pieces = cache[word] = self._split_piece(word, first, last)
+            pieces = self._split_piece(word, first, last)
+            if len(word) <= CACHED_WORD_LENGTH:
+                if len(cache) >= WORD_CACHE_SIZE:
+                    cache.clear()
+                cache[word] = pieces
         return pieces
 
     def _split_piece(self, text: str, first: bool, last: bool) -> str:
