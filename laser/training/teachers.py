@@ -43,6 +43,9 @@ class USETeacher:
     Apache-2.0): 512-d unit vectors, about 1,400 English sentences/s on one thread."""
 
     name, dim, blocks = "use", 512, (512,)
+    # its 16 languages as this corpus names them (zh-cn and zh-tw are both cmn; en is the pivot)
+    languages = ("ara", "cmn", "deu", "fra", "ita", "jpn", "kor", "nld", "pol", "por", "rus",
+                 "spa", "tha", "tur")
 
     def __init__(self, threads: int = 1):
         try:
