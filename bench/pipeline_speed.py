@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,15 +40,22 @@ from laser.models.encoder import Encoder  # noqa: E402
 from laser.pipeline import EmbedOptions, embed_file  # noqa: E402
 from laser.text import moses  # noqa: E402
 
-SHARED_FRENCH = ROOT.parent / "shared/data/corpus/train/fra-eng.tsv.gz"
-VENDORED_FRENCH = ROOT / "tests/data/corpus/dev/fra-eng.tsv.gz"
+SHARED_CORPUS = ROOT.parent / "shared/data/corpus/train"
+VENDORED_CORPUS = ROOT / "tests/data/corpus/dev"
+SHARED_FRENCH = SHARED_CORPUS / "fra-eng.tsv.gz"
+VENDORED_FRENCH = VENDORED_CORPUS / "fra-eng.tsv.gz"
+
+
+def distinct_lines(path: Path, count: Optional[int] = None) -> list[str]:
+    """The first `count` (default: all) distinct foreign sides of a pair file."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        foreign = (line.split("\t")[0] for line in f)
+        return list(itertools.islice(dict.fromkeys(foreign), count))
 
 
 def french_lines(corpus: Path, count: int) -> list[str]:
     """The first `count` distinct French sides of `corpus`, cycled if it has fewer."""
-    with gzip.open(corpus, "rt", encoding="utf-8") as f:
-        sentences = list(dict.fromkeys(line.split("\t")[0] for line in f))
-    return list(itertools.islice(itertools.cycle(sentences), count))
+    return list(itertools.islice(itertools.cycle(distinct_lines(corpus)), count))
 
 
 def cold(function):
@@ -98,7 +106,8 @@ def main() -> None:
             for name, run in runs.items():
                 best[name] = min(best[name], seconds(run))
     ceiling = best["encoder only (ids ready)"]
-    print(f"{args.lines} French lines ({len(set(lines))} distinct, {args.corpus.name}), model {args.model}, quantize {args.quantize}, "
+    print(f"{args.lines} French lines ({len(set(lines))} distinct, {args.corpus.name}), "
+          f"model {args.model}, quantize {args.quantize}, "
           f"runtime {encoder.runtime}, GIL switch {args.gil_switch * 1000:g} ms, "
           f"best of {args.repeats}")
     print("| path | seconds | sentences/s | share of encoder-only |")

@@ -18,29 +18,17 @@ of --repeats, one thread:
 from __future__ import annotations
 
 import argparse
-import gzip
-import itertools
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pipeline_speed import SHARED_CORPUS, VENDORED_CORPUS, distinct_lines  # noqa: E402
 from sacremoses import MosesPunctNormalizer, MosesTokenizer  # noqa: E402
 
-from laser.text import moses  # noqa: E402
+from laser.text import moses  # noqa: E402  (pipeline_speed puts the repository on sys.path)
 from laser.text.tokenizer import Tokenizer  # noqa: E402
-
-SHARED_CORPUS = ROOT.parent / "shared/data/corpus/train"
-VENDORED_CORPUS = ROOT / "tests/data/corpus/dev"
-
-
-def distinct_lines(path: Path, count: int) -> list[str]:
-    """The first `count` distinct foreign sides of a pair file."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        foreign = (line.split("\t")[0] for line in f)
-        return list(itertools.islice(dict.fromkeys(foreign), count))
 
 
 def ours(lang: str):

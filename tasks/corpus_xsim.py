@@ -46,7 +46,8 @@ def count_lines(path: Path) -> int:
         return sum(1 for _ in f)
 
 
-def language_errors(encoder: Encoder | TeacherEncoder, path: Path, lang: str) -> tuple[int, float, float]:
+def language_errors(encoder: Encoder | TeacherEncoder, path: Path,
+                    lang: str) -> tuple[int, float, float]:
     foreign, english = map(list, zip(*read_pairs(path)))
     x = Vectors(encoder.encode(foreign, lang), f"{lang} dev")
     y = Vectors(encoder.encode(english, "en"), "eng dev")
