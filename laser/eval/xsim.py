@@ -14,8 +14,8 @@ from ..search.vectors import Vectors
 Embedder = Callable[[str, str], AbstractContextManager]
 
 
-def _error_rate(candidates: Candidates, texts: Optional[Sequence[str]]) -> float:
-    """Share of rows whose best candidate is not the row of the same index (nor, given the
+def _misses(candidates: Candidates, texts: Optional[Sequence[str]]) -> np.ndarray:
+    """Per row, whether its best candidate is not the row of the same index (nor, given the
     target texts, a row with the same text: duplicates in the target count as found)."""
     best, _ = candidates.best()
     rows = np.arange(len(best))
@@ -23,13 +23,15 @@ def _error_rate(candidates: Candidates, texts: Optional[Sequence[str]]) -> float
     if texts is not None:
         wrong &= np.array([texts[b] != texts[r] for b, r in zip(best.tolist(), rows.tolist())],
                           dtype=bool)
-    return float(wrong.mean())
+    return wrong
 
 
-def xsim_errors(x: Vectors, y: Vectors, kind: str = "absolute", k: int = 4,
+def xsim_misses(x: Vectors, y: Vectors, kind: str = "absolute", k: int = 4,
                 x_texts: Optional[Sequence[str]] = None,
-                y_texts: Optional[Sequence[str]] = None) -> tuple[float, float]:
-    """xsim error from x to y and from y to x of two aligned sets (row i translates row i).
+                y_texts: Optional[Sequence[str]] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows xsim gets wrong from x to y and from y to x of two aligned sets (row i
+    translates row i): two boolean arrays, for paired comparisons of two models
+    (`laser.eval.paired`).
 
     `kind` absolute is the nearest neighbour by cosine; ratio/distance choose among the k
     nearest by margin, as the official xsim does.
@@ -38,7 +40,15 @@ def xsim_errors(x: Vectors, y: Vectors, kind: str = "absolute", k: int = 4,
         raise LaserError(f"{x.name} holds {len(x)} rows but {y.name} holds {len(y)}: xsim needs "
                          "aligned sets")
     fwd, bwd = Neighbourhoods.compute(x, y, k).candidates(kind)
-    return _error_rate(fwd, y_texts), _error_rate(bwd, x_texts)
+    return _misses(fwd, y_texts), _misses(bwd, x_texts)
+
+
+def xsim_errors(x: Vectors, y: Vectors, kind: str = "absolute", k: int = 4,
+                x_texts: Optional[Sequence[str]] = None,
+                y_texts: Optional[Sequence[str]] = None) -> tuple[float, float]:
+    """xsim error rates from x to y and from y to x (the means of `xsim_misses`)."""
+    fwd, bwd = xsim_misses(x, y, kind, k, x_texts, y_texts)
+    return float(fwd.mean()), float(bwd.mean())
 
 
 def xsim_matrix(sets: Sequence[Vectors], kind: str = "absolute", k: int = 4,
