@@ -27,6 +27,7 @@ import gzip
 import sys
 import time
 from pathlib import Path
+from statistics import mean
 
 import numpy as np
 
@@ -90,8 +91,7 @@ def comparison_markdown(rows: list[tuple], baseline: dict[str, PairedComparison]
     for lang, train, dev, _, _ in rows:
         pair = baseline[lang]
         lines.append(f"| {lang} | {train if train is not None else '-'} | {dev} | "
-                     f"{100 * pair.baseline_errors / pair.queries:.2f} | "
-                     f"{100 * pair.model_errors / pair.queries:.2f} | {pair.change:+.2f} | "
+                     f"{pair.baseline_error:.2f} | {pair.model_error:.2f} | {pair.change:+.2f} | "
                      f"{pair.p_value:.3g} |")
     pairs = [baseline[row[0]] for row in rows]
     regressed = sorted(((row[0], row[2], pair) for row, pair in zip(rows, pairs)
@@ -100,8 +100,10 @@ def comparison_markdown(rows: list[tuple], baseline: dict[str, PairedComparison]
                        for lang, dev, pair in regressed)
     summary = [
         f"Against the baseline, both directions: top {min(top, len(rows))} "
-        f"{average(pairs[:top], 'baseline'):.2f}% -> {average(pairs[:top], 'model'):.2f}%, "
-        f"all {len(rows)} {average(pairs, 'baseline'):.2f}% -> {average(pairs, 'model'):.2f}%.",
+        f"{mean(p.baseline_error for p in pairs[:top]):.2f}% -> "
+        f"{mean(p.model_error for p in pairs[:top]):.2f}%, "
+        f"all {len(rows)} {mean(p.baseline_error for p in pairs):.2f}% -> "
+        f"{mean(p.model_error for p in pairs):.2f}%.",
         f"{count(pairs, lambda p: p.change < 0)} languages better "
         f"({count(pairs, lambda p: p.change < 0 and p.p_value < 0.05)} at p < 0.05), "
         f"{count(pairs, lambda p: p.change > 0)} worse "
@@ -115,12 +117,6 @@ def comparison_markdown(rows: list[tuple], baseline: dict[str, PairedComparison]
 
 def count(pairs: list[PairedComparison], condition) -> int:
     return sum(1 for pair in pairs if condition(pair))
-
-
-def average(pairs: list[PairedComparison], side: str) -> float:
-    """Mean error in % over languages (each language weighs the same) of one side."""
-    return float(np.mean([100 * getattr(pair, f"{side}_errors") / pair.queries
-                          for pair in pairs]))
 
 
 def main() -> None:

@@ -30,6 +30,16 @@ class PairedComparison:
                    int((baseline & ~model).sum()), int((model & ~baseline).sum()))
 
     @property
+    def baseline_error(self) -> float:
+        """The baseline's error rate in %."""
+        return 100 * self.baseline_errors / max(1, self.queries)
+
+    @property
+    def model_error(self) -> float:
+        """The model's error rate in %."""
+        return 100 * self.model_errors / max(1, self.queries)
+
+    @property
     def change(self) -> float:
         """Model error minus baseline error, in points (negative: the model is better)."""
         return 100 * (self.model_errors - self.baseline_errors) / max(1, self.queries)

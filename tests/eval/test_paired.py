@@ -47,6 +47,7 @@ def test_paired_comparison_counts_the_disagreements():
     pair = PairedComparison.of(baseline, model)
     assert (pair.queries, pair.baseline_errors, pair.model_errors) == (8, 4, 2)
     assert (pair.only_baseline_wrong, pair.only_model_wrong) == (3, 1)
+    assert (pair.baseline_error, pair.model_error) == (50.0, 25.0)
     assert pair.change == pytest.approx(-25.0)
     assert pair.p_value == pytest.approx(mcnemar_exact(3, 1)) and pair.p_value == 0.625
 
