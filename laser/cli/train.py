@@ -15,7 +15,9 @@ DIR = click.Path(file_okay=False, path_type=Path)
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
     "laser train corpus/ -o v2 --work-dir w2 --init models/default --layers 2 --teacher use"
-    "   # grow a model, distil from USE"))
+    "   # grow a model, distil from USE",
+    "laser train corpus/ -o fast --work-dir w3 --init v2 --layers 2 --hidden-size 288"
+    "   # narrow it for speed"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
@@ -55,7 +57,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--init", "init_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Start from this trained model (a LASER1-family directory): its BPE files, its "
                    "token embeddings and its LSTM layers (a deeper network adds fresh layers on "
-                   "top). Replaces the bag-of-subwords stage.")
+                   "top; a smaller --hidden-size keeps each layer's most useful units). Replaces "
+                   "the bag-of-subwords stage.")
 @click.option("--teacher", type=click.Choice(["use", "use+e5"]), default=None,
               help="Distil from this teacher (needs the `train` extra): use = Universal "
                    "Sentence Encoder multilingual v3; use+e5 = USE beside multilingual-e5-small.")

@@ -110,6 +110,11 @@ class BiLSTMEncoder(nn.Module):
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """tokens: (batch, time) right-padded ids; lengths: (batch,). Returns (batch, output_dim)."""
+        *_, (x, valid) = self.layer_outputs(tokens, lengths)
+        return max_pool(x, valid)
+
+    def layer_outputs(self, tokens: torch.Tensor, lengths: torch.Tensor):
+        """Each layer's (time, batch, width) outputs, with the (time, batch) mask of real steps."""
         steps = tokens.size(1)
         x = self.embed_tokens(tokens.t())  # (time, batch, dim)
         time_index = torch.arange(steps, device=tokens.device).unsqueeze(1)
@@ -121,8 +126,12 @@ class BiLSTMEncoder(nn.Module):
                 backward = directions[1](_reverse_within_length(x, reverse_index))[0]
                 outputs.append(_reverse_within_length(backward, reverse_index))
             x = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
-        x = x.masked_fill(~valid.unsqueeze(2), float("-inf"))
-        return x.max(dim=0).values
+            yield x, valid
+
+
+def max_pool(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """The maximum over each sentence's real time steps: (time, batch, width) -> (batch, width)."""
+    return x.masked_fill(~valid.unsqueeze(2), float("-inf")).max(dim=0).values
 
 
 def _reverse_within_length(x: torch.Tensor, reverse_index: torch.Tensor) -> torch.Tensor:

@@ -103,11 +103,21 @@ class BatchSampler:
 
     def batch(self, step: int) -> Batch:
         chosen = self.indices(step)
-        sources = [self.pairs[lang].source.sentence(row, self.max_length) for lang, row in chosen]
-        pivots = [self.pairs[lang].pivot.sentence(row, self.max_length) for lang, row in chosen]
+        sources, pivots = self._sides(chosen)
         tokens, lengths = pad_batch(sources + pivots)
         return Batch(tokens, lengths, _shared_sides(sources, pivots),
                      [self.pairs[lang].lang for lang, _ in chosen], self._teacher_rows(chosen))
+
+    def _sides(self, chosen: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
+        """The foreign and the English token ids of the chosen (language, row) pairs."""
+        return ([self.pairs[lang].source.sentence(row, self.max_length) for lang, row in chosen],
+                [self.pairs[lang].pivot.sentence(row, self.max_length) for lang, row in chosen])
+
+    def sample(self, batches: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both sides of the first `batches` batches as one padded (tokens, lengths) sample."""
+        chosen = np.concatenate([self.indices(step) for step in range(batches)])
+        sources, pivots = self._sides(chosen)
+        return pad_batch(sources + pivots)
 
     def _teacher_rows(self, chosen: np.ndarray) -> Optional[np.ndarray]:
         if any(p.teacher_rows is None for p in self.pairs):

@@ -32,6 +32,10 @@ from .warm_start import init_files, warm_start
 # An extra loss term of a batch's embeddings (the distillation), added to the ranking loss.
 ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
 
+# Batches of training pairs whose sentences score the units when --init narrows a model.
+SAMPLE_BATCHES = 8
+
+
 def encoder_params(config: TrainConfig) -> dict:
     """The `params` of the official LASER checkpoint for this shape."""
     return {"num_embeddings": config.vocab_size, "padding_idx": PAD,
@@ -226,7 +230,8 @@ class Trainer:
 
     def _warm_start(self, directory: Path) -> None:
         """Start from a trained model's weights instead of bag-of-subwords embeddings."""
-        started = warm_start(self.model, self.dictionary, init_files(directory))
+        started = warm_start(self.model, self.dictionary, init_files(directory),
+                             self.sampler.sample(SAMPLE_BATCHES))
         self._log({"stage": "init", "from": str(directory), **asdict(started)})
 
     def _initialise_embeddings(self) -> None:

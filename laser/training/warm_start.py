@@ -1,18 +1,23 @@
 """Start training from a trained LASER BiLSTM model (`laser train --init MODEL_DIR`): its BPE files
 replace the learned ones, its token embeddings are copied by token string and its LSTM layers by
 position, so a deeper network keeps what the shallower one learned and a run can go on from a
-shipped model on any machine."""
+shipped model on any machine. A narrower network keeps each layer's most useful units (narrow.py)."""
 from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import torch
 
 from ..errors import LaserError
 from ..models.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
+from .narrow import narrowed
+
+# Sentences of the training data that score the units of a narrowed model: (tokens, lengths).
+Sample = tuple[torch.Tensor, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,7 @@ class WarmStart:
     tokens_copied: int
     tokens_total: int
     layers_copied: int
+    hidden_from: int
 
 
 def init_files(directory: Path) -> ModelFiles:
@@ -37,21 +43,37 @@ def copy_bpe(files: ModelFiles, codes: Path, vocab: Path) -> None:
     shutil.copyfile(files.vocab, vocab)
 
 
-def warm_start(model: BiLSTMEncoder, dictionary: dict[str, int], files: ModelFiles) -> WarmStart:
+def warm_start(model: BiLSTMEncoder, dictionary: dict[str, int], files: ModelFiles,
+               sample: Optional[Sample] = None) -> WarmStart:
     """Copy the init model's weights into `model`: every token both dictionaries share, and LSTM
-    layers 0..k-1 where k is the smaller depth. The widths must agree."""
+    layers 0..k-1 where k is the smaller depth. The embedding sizes must agree; a narrower `model`
+    gets the units that score best on `sample`, a wider one is refused."""
     source = load_checkpoint(files.encoder)
-    for name in ("embed_dim", "hidden_size"):
-        if source.params[name] != model.params[name]:
-            raise LaserError(f"{files.encoder}: --init model has {name} {source.params[name]}, "
-                             f"the network to train {model.params[name]}")
+    _check_widths(source.params, model.params, files.encoder)
     start = BiLSTMEncoder.from_checkpoint(source)
+    width = source.params["hidden_size"]
+    wide = model if width == model.hidden_size else \
+        BiLSTMEncoder({**model.params, "hidden_size": width})
     shared = [(ours, source.dictionary[token]) for token, ours in dictionary.items()
               if token in source.dictionary]
     with torch.no_grad():
         rows, source_rows = map(torch.tensor, zip(*shared))
-        model.embed_tokens.weight[rows] = start.embed_tokens.weight[source_rows]
+        wide.embed_tokens.weight[rows] = start.embed_tokens.weight[source_rows]
     layers = min(len(model.layers), len(start.layers))
     for layer in range(layers):
-        model.layers[layer].load_state_dict(start.layers[layer].state_dict())
-    return WarmStart(len(shared), len(dictionary), layers)
+        wide.layers[layer].load_state_dict(start.layers[layer].state_dict())
+    if wide is not model:
+        if sample is None:
+            raise ValueError("narrowing a model needs sample sentences")
+        model.load_state_dict(narrowed(wide, model.hidden_size, *sample).state_dict())
+    return WarmStart(len(shared), len(dictionary), layers, width)
+
+
+def _check_widths(source: dict, target: dict, path: Path) -> None:
+    if source["embed_dim"] != target["embed_dim"]:
+        raise LaserError(f"{path}: --init model has embed_dim {source['embed_dim']}, "
+                         f"the network to train {target['embed_dim']}")
+    if source["hidden_size"] < target["hidden_size"]:
+        raise LaserError(f"{path}: --init model has hidden_size {source['hidden_size']}, "
+                         f"the network to train {target['hidden_size']} (a model can be "
+                         "narrowed, not widened)")

@@ -186,6 +186,24 @@ def test_init_from_a_model_of_another_width_is_refused(tiny_corpus, tmp_path):
     assert "--init model has hidden_size 12, the network to train 20" in result.output
 
 
+def test_init_with_a_smaller_hidden_size_narrows_the_model(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "w1", tmp_path / "wide", 4, "--layers", "2")
+    train(tiny_corpus, tmp_path / "w2", tmp_path / "narrow", 1, "--init", str(tmp_path / "wide"),
+          "--layers", "2", "--hidden-size", "8", "--lr", "1e-9", "--eval-every", "100")
+    init = read_log(tmp_path / "w2")[0]
+    assert init["hidden_from"] == 12 and init["layers_copied"] == 2
+    wide = load_checkpoint(ModelFiles.from_dir(tmp_path / "wide").encoder).state
+    narrow = load_checkpoint(ModelFiles.from_dir(tmp_path / "narrow").encoder)
+    assert narrow.params["hidden_size"] == 8
+    assert narrow.state["lstm.weight_hh_l1_reverse"].shape == (32, 8)
+    assert narrow.state["lstm.weight_ih_l1"].shape == (32, 16)
+    wide_rows = wide["lstm.weight_ih_l0"].float()
+    for row in narrow.state["lstm.weight_ih_l0"].float():  # every kept unit's gate rows
+        assert torch.isclose(wide_rows, row, atol=1e-3).all(dim=1).any()
+    embeddings = Encoder(ModelFiles.from_dir(tmp_path / "narrow")).encode(["Guten Morgen."], "de")
+    assert embeddings.shape == (1, 16) and np.isfinite(embeddings).all()
+
+
 def test_other_merges_in_a_prepared_work_dir_is_refused(tiny_corpus, tmp_path):
     train(tiny_corpus, tmp_path / "work", tmp_path / "m", 1)
     result = CliRunner().invoke(main, [
