@@ -92,6 +92,12 @@ def rates_line(label: str, timings: Timings) -> str:
     return f"{label:26} " + " ".join(f"{timings.rate(stage):10.0f}" for stage in STAGES)
 
 
+def short_labels(models: list[str]) -> dict[str, str]:
+    """Each model's directory name, or the path as given where two names would be the same."""
+    names = [Path(model).name for model in models]
+    return {model: name if names.count(name) == 1 else model for model, name in zip(models, names)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=1000, help="per language (dev has <= 1000)")
@@ -102,6 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     models = args.model or ["default"]
     encoders = {model: Encoder.load(model) for model in models}
+    label = short_labels(models)
     totals = {model: Timings() for model in models}
     warm_up(encoders, args.languages.split(","))
     print(f"{args.sentences} dev sentences a language, {args.repeats} pass(es); sentences/s")
@@ -118,14 +125,14 @@ def main() -> None:
                 timing = Timings()
                 timing.add(len(sentences), seconds)
                 totals[model].add(len(sentences), seconds)
-                print(rates_line(f"{Path(model).name} {lang}", timing))
+                print(rates_line(f"{label[model]} {lang}", timing))
     print()
     reference = totals[models[0]]
     for model, timing in totals.items():
-        print(f"{rates_line(Path(model).name + ' (all)', timing)}   library {timing.library_rate:.0f}/s"
+        print(f"{rates_line(label[model] + ' (all)', timing)}   library {timing.library_rate:.0f}/s"
               f" = {timing.library_rate / reference.library_rate:.2f}x, command"
               f" {timing.rate('command') / reference.rate('command'):.2f}x, encoder"
-              f" {timing.rate('encoder') / reference.rate('encoder'):.2f}x of {Path(models[0]).name}"
+              f" {timing.rate('encoder') / reference.rate('encoder'):.2f}x of {label[models[0]]}"
               f" ({encoders[model].dim}-d)")
 
 
