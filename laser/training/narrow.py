@@ -37,12 +37,11 @@ def _mean_absolute(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
 
 def _read_weight_norms(model: BiLSTMEncoder, layer: int) -> torch.Tensor:
     """For each unit of an inner layer, the norm of every weight that reads its output."""
-    hidden = model.hidden_size
     squares = torch.cat([direction.weight_hh_l0.pow(2).sum(dim=0)
                          for direction in model.layers[layer]])
     for direction in model.layers[layer + 1]:
         squares = squares + direction.weight_ih_l0.pow(2).sum(dim=0)
-    return squares.sqrt().reshape(len(model.layers[layer]) * hidden)
+    return squares.sqrt()
 
 
 def narrowed(model: BiLSTMEncoder, hidden: int, tokens: torch.Tensor,
