@@ -15,9 +15,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
     "laser train corpus/ -o v2 --work-dir w2 --init models/default --layers 2 --teacher use"
-    "   # grow a model, distil from USE",
-    "laser train corpus/ -o fast --work-dir w3 --init v2 --layers 2 --hidden-size 288"
-    "   # narrow it for speed"))
+    "   # grow a model, distil from USE"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
