@@ -231,7 +231,7 @@ class Trainer:
     def _warm_start(self, directory: Path) -> None:
         """Start from a trained model's weights instead of bag-of-subwords embeddings."""
         started = warm_start(self.model, self.dictionary, init_files(directory),
-                             self.sampler.sample(SAMPLE_BATCHES))
+                             lambda: self.sampler.sample(SAMPLE_BATCHES))
         self._log({"stage": "init", "from": str(directory), **asdict(started)})
 
     def _initialise_embeddings(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable
 
 import torch
 
@@ -16,8 +16,8 @@ from ..models.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
 from .narrow import narrowed
 
-# Sentences of the training data that score the units of a narrowed model: (tokens, lengths).
-Sample = tuple[torch.Tensor, torch.Tensor]
+# Draws sentences of the training data that score the units of a narrowed model: (tokens, lengths).
+Sample = Callable[[], tuple[torch.Tensor, torch.Tensor]]
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,11 @@ def copy_bpe(files: ModelFiles, codes: Path, vocab: Path) -> None:
 
 
 def warm_start(model: BiLSTMEncoder, dictionary: dict[str, int], files: ModelFiles,
-               sample: Optional[Sample] = None) -> WarmStart:
+               sample: Sample) -> WarmStart:
     """Copy the init model's weights into `model`: every token both dictionaries share, and LSTM
     layers 0..k-1 where k is the smaller depth. The embedding sizes must agree; a narrower `model`
-    gets the units that score best on `sample`, a wider one is refused."""
+    gets the units that score best on the sentences `sample()` draws (only then called), a wider
+    one is refused."""
     source = load_checkpoint(files.encoder)
     _check_widths(source.params, model.params, files.encoder)
     start = BiLSTMEncoder.from_checkpoint(source)
@@ -63,9 +64,7 @@ def warm_start(model: BiLSTMEncoder, dictionary: dict[str, int], files: ModelFil
     for layer in range(layers):
         wide.layers[layer].load_state_dict(start.layers[layer].state_dict())
     if wide is not model:
-        if sample is None:
-            raise ValueError("narrowing a model needs sample sentences")
-        model.load_state_dict(narrowed(wide, model.hidden_size, *sample).state_dict())
+        model.load_state_dict(narrowed(wide, model.hidden_size, *sample()).state_dict())
     return WarmStart(len(shared), len(dictionary), layers, width)
 
 
