@@ -57,9 +57,11 @@ DIR = click.Path(file_okay=False, path_type=Path)
                    "token embeddings and its LSTM layers (a deeper network adds fresh layers on "
                    "top; a smaller --hidden-size keeps each layer's most useful units). Replaces "
                    "the bag-of-subwords stage.")
-@click.option("--teacher", type=click.Choice(["use", "use+e5"]), default=None,
-              help="Distil from this teacher (needs the `train` extra): use = Universal "
-                   "Sentence Encoder multilingual v3; use+e5 = USE beside multilingual-e5-small.")
+@click.option("--teacher", default=None,
+              help="Distil from this teacher: use = Universal Sentence Encoder multilingual v3, "
+                   "e5 = multilingual-e5-small (both need the `train` extra), or a trained LASER "
+                   "model (a directory or a name) whose English embeddings the student learns; "
+                   "join parts with + (use+e5).")
 @click.option("--distill-weight", type=click.FloatRange(min=0), default=TrainConfig.distill_weight,
               show_default=True, help="Weight of the distillation loss beside the ranking loss.")
 @click.option("--eval-every", type=click.IntRange(min=1), default=TrainConfig.eval_every, show_default=True)
@@ -87,7 +89,10 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     """
     from ..models.encoder import check_device
     from ..training.run import set_threads, train as run_training
+    from ..training.teachers import check_teacher
     check_device(device)
+    if teacher:
+        check_teacher(teacher)
     set_threads(threads)
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
                          batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,

