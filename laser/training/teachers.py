@@ -93,18 +93,10 @@ class EncoderTeacher:
         self._encoder = Encoder(files)
         self.dim = self._encoder.dim
         self.blocks = (self.dim,)
-        self.fingerprint = file_sha256(files.encoder)
+        self.fingerprint = files.sha256()
 
     def encode(self, sentences: list[str]) -> np.ndarray:
         return self._encoder.encode(sentences, "en")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ConcatTeacher:
@@ -115,7 +107,8 @@ class ConcatTeacher:
         self.name = "+".join(part.name for part in self.parts)
         self.blocks = tuple(dim for part in self.parts for dim in getattr(part, "blocks", (part.dim,)))
         self.dim = sum(self.blocks)
-        self.fingerprint = "+".join(getattr(part, "fingerprint", "") for part in self.parts)
+        fingerprints = [getattr(part, "fingerprint", "") for part in self.parts]
+        self.fingerprint = "+".join(fingerprints) if any(fingerprints) else ""
 
     def encode(self, sentences: list[str]) -> np.ndarray:
         return np.concatenate([part.encode(sentences) for part in self.parts], axis=1)

@@ -22,7 +22,7 @@ from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.distill import (Distiller, TeacherTargets, distillation_loss,
                                     english_sentences, sentence_rows)
 from laser.training.run import train
-from laser.training.teachers import build_cache, cache_paths, make_teacher
+from laser.training.teachers import ConcatTeacher, build_cache, cache_paths, make_teacher
 from laser.training.trainer import encoder_params
 
 from conftest import PARITY_MODEL
@@ -122,6 +122,8 @@ def test_a_laser_model_teaches_with_its_english_embeddings(encoder):
     both = make_teacher(f"{PARITY_MODEL}+{PARITY_MODEL}")
     assert both.blocks == (encoder.dim, encoder.dim) and both.dim == 2 * encoder.dim
     np.testing.assert_array_equal(both.encode(SENTENCES[:2]), np.tile(teacher.encode(SENTENCES[:2]), 2))
+    assert both.fingerprint == f"{teacher.fingerprint}+{teacher.fingerprint}"
+    assert ConcatTeacher([HashingTeacher(), HashingTeacher("other")]).fingerprint == ""
 
 
 def test_an_unknown_teacher_is_refused_before_any_work(tiny_corpus, tmp_path):
