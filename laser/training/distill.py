@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .corpus import PairFile, read_pairs
-from .teachers import Teacher, build_cache
+from .teachers import Teacher, build_cache, teacher_blocks
 
 TEACHER_DIR = "teacher"
 
@@ -108,5 +108,5 @@ def prepare_distillation(teacher: Teacher, pair_files: Sequence[PairFile], work:
     WORK/teacher/ and map every pair to its row."""
     sentences = english_sentences(pair_files)
     cache = build_cache(teacher, sentences, work / TEACHER_DIR, progress=progress)
-    blocks = getattr(teacher, "blocks", (teacher.dim,))
-    return Distillation(TeacherTargets(cache, blocks), sentence_rows(pair_files, sentences))
+    return Distillation(TeacherTargets(cache, teacher_blocks(teacher)),
+                        sentence_rows(pair_files, sentences))

@@ -18,13 +18,16 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
+
+if TYPE_CHECKING:
+    from ..models.files import ModelFiles
 
 CACHE_BATCH = 2048
 
@@ -78,17 +81,19 @@ class E5Teacher:
         return np.asarray(self._model.query(list(sentences)), dtype=np.float32).reshape(-1, 384)
 
 
+def teacher_blocks(teacher: Teacher) -> tuple[int, ...]:
+    """The widths of the independently normalised parts of the teacher's output."""
+    return tuple(getattr(teacher, "blocks", (teacher.dim,)))
+
+
 class EncoderTeacher:
     """A trained LASER-format model (any that `laser embed --model` loads): its embedding of the
     English sentence. `fingerprint` is its encoder file's SHA-256, so a cache made with other
     weights under the same name is refused."""
 
-    blocks: tuple[int, ...]
-
     def __init__(self, model: str):
         from ..models.encoder import Encoder
-        from ..models.resolve import resolve_model
-        files = resolve_model(model)
+        files = _model_files(model)
         self.name = model
         self._encoder = Encoder(files)
         self.dim = self._encoder.dim
@@ -105,7 +110,7 @@ class ConcatTeacher:
     def __init__(self, parts: Sequence[Teacher]):
         self.parts = list(parts)
         self.name = "+".join(part.name for part in self.parts)
-        self.blocks = tuple(dim for part in self.parts for dim in getattr(part, "blocks", (part.dim,)))
+        self.blocks = tuple(dim for part in self.parts for dim in teacher_blocks(part))
         self.dim = sum(self.blocks)
         fingerprints = [getattr(part, "fingerprint", "") for part in self.parts]
         self.fingerprint = "+".join(fingerprints) if any(fingerprints) else ""
@@ -117,22 +122,27 @@ class ConcatTeacher:
 PACKAGED_TEACHERS = {"use": USETeacher, "e5": E5Teacher}
 
 
+def _model_files(part: str) -> ModelFiles:
+    """The files of the model a spec part names; one that is not a usable model is refused."""
+    from ..models.resolve import resolve_model
+    try:
+        return resolve_model(part)
+    except LaserError as error:
+        raise LaserError(f"teacher {part!r}: not one of {', '.join(PACKAGED_TEACHERS)} "
+                         f"and not a usable model ({error})") from None
+
+
 def check_teacher(spec: str) -> None:
     """Refuse, before any work, a spec whose parts are neither packaged teachers nor models."""
-    from ..models.resolve import resolve_model
     for part in spec.split("+"):
         if part not in PACKAGED_TEACHERS:
-            try:
-                resolve_model(part)
-            except LaserError as error:
-                raise LaserError(f"teacher {part!r}: not one of {', '.join(PACKAGED_TEACHERS)} "
-                                 f"and not a usable model ({error})") from None
+            _model_files(part)
 
 
 def make_teacher(spec: str, threads: int = 1) -> Teacher:
     """The teacher a spec names: `use` (USE multilingual v3), `e5` (multilingual-e5-small), a
     LASER model, or parts joined by `+` side by side (`use+e5`)."""
-    check_teacher(spec)
+    check_teacher(spec)  # every part, before a slow packaged teacher is loaded
     parts = [PACKAGED_TEACHERS[part](threads) if part in PACKAGED_TEACHERS else EncoderTeacher(part)
              for part in spec.split("+")]
     return parts[0] if len(parts) == 1 else ConcatTeacher(parts)
