@@ -37,9 +37,6 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--layers", type=click.IntRange(min=1), default=TrainConfig.num_layers, show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=2), default=TrainConfig.batch_size, show_default=True,
               help="Pairs per batch (the in-batch negatives).")
-@click.option("--memory", type=click.IntRange(min=0), default=TrainConfig.memory, show_default=True,
-              help="Also rank against the embeddings of this many recent pairs (cross-batch "
-                   "memory: more negatives per step at no cost in steps; 0: in-batch only).")
 @click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
@@ -82,7 +79,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Run the forward pass in bfloat16 (torch autocast; weights, loss and optimiser "
                    "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
-          hidden_size, layers, batch_size, memory, steps, lr, warmup, scale, margin, max_length,
+          hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
           bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
           seed, workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
@@ -98,7 +95,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
         check_teacher(teacher)
     set_threads(threads)
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
-                         batch_size=batch_size, memory=memory, steps=steps, lr=lr, warmup=warmup, scale=scale,
+                         batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,
                          bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",

@@ -60,20 +60,13 @@ def load_pairs(directory: Path, languages: Sequence[str]) -> list[LanguagePairs]
 class Batch:
     tokens: torch.Tensor      # (2B, T): the B foreign sentences, then their B English sides
     lengths: torch.Tensor     # (2B,)
-    source_keys: torch.Tensor  # (B,) one key per distinct foreign sentence
-    pivot_keys: torch.Tensor   # (B,) one key per distinct English sentence
+    duplicate: torch.Tensor   # (B, B) bool: pairs i != j sharing a side (not negatives)
     languages: list[str]
     teacher_rows: Optional[np.ndarray] = None  # (B,) teacher-cache rows when distilling
 
     @property
     def size(self) -> int:
         return len(self.languages)
-
-    @property
-    def duplicate(self) -> torch.Tensor:
-        """(B, B) bool: pairs i != j that share a side, so are not negatives of each other."""
-        shared = _same(self.source_keys) | _same(self.pivot_keys)
-        return shared & ~torch.eye(self.size, dtype=torch.bool)
 
 
 class BatchSampler:
@@ -112,7 +105,7 @@ class BatchSampler:
         chosen = self.indices(step)
         sources, pivots = self._sides(chosen)
         tokens, lengths = pad_batch(sources + pivots)
-        return Batch(tokens, lengths, sentence_keys(sources), sentence_keys(pivots),
+        return Batch(tokens, lengths, _shared_sides(sources, pivots),
                      [self.pairs[lang].lang for lang, _ in chosen], self._teacher_rows(chosen))
 
     def _sides(self, chosen: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
@@ -132,14 +125,16 @@ class BatchSampler:
         return np.array([self.pairs[lang].teacher_rows[row] for lang, row in chosen])
 
 
-def sentence_keys(sequences: list[list[int]]) -> torch.Tensor:
-    """A 64-bit key per token-id sequence, equal for equal sequences in any batch and any run
-    (Python hashes tuples of ints without a random seed)."""
-    return torch.tensor([hash(tuple(s)) for s in sequences], dtype=torch.long)
+def _same(sequences: list[list[int]]) -> torch.Tensor:
+    keys = {}
+    ids = torch.tensor([keys.setdefault(tuple(s), len(keys)) for s in sequences])
+    return ids.unsqueeze(0) == ids.unsqueeze(1)
 
 
-def _same(keys: torch.Tensor) -> torch.Tensor:
-    return keys.unsqueeze(0) == keys.unsqueeze(1)
+def _shared_sides(sources: list[list[int]], pivots: list[list[int]]) -> torch.Tensor:
+    """Pairs that share their foreign or their English sentence: not negatives of each other."""
+    shared = _same(sources) | _same(pivots)
+    return shared & ~torch.eye(len(sources), dtype=torch.bool)
 
 
 def dev_sets(pairs: Sequence[LanguagePairs], max_length: int,

@@ -44,7 +44,6 @@ class TrainConfig:
     distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
     init: str = ""                # start from this model directory's weights (warm_start)
     bf16: bool = False            # forward pass in bfloat16 (autocast); weights stay float32
-    memory: int = 0               # recent pairs kept as extra ranking negatives; 0 = in-batch only
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -27,11 +27,10 @@ from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
 from .distill import Distiller, TeacherTargets
-from .memory import NegativeMemory
 from .warm_start import init_files, warm_start
 
-# The loss of a batch's embeddings (its B foreign sentences, then their B English sides).
-BatchLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
+# An extra loss term of a batch's embeddings (the distillation), added to the ranking loss.
+ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
 
 # Batches of training pairs whose sentences score the units when --init narrows a model.
 SAMPLE_BATCHES = 8
@@ -54,28 +53,17 @@ def learning_rate(config: TrainConfig, step: int) -> float:
     return config.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def ranking_loss(embeddings: torch.Tensor, batch: Batch, scale: float, margin: float,
-                 memory: Optional[NegativeMemory] = None) -> torch.Tensor:
+def ranking_loss(embeddings: torch.Tensor, duplicate: torch.Tensor, scale: float,
+                 margin: float) -> torch.Tensor:
     """Additive-margin softmax both ways: foreign i must pick English i among the batch's English
-    sentences (and the memory's) and vice versa; rows sharing a sentence with i are not negatives."""
-    size, device = batch.size, embeddings.device
+    sentences and vice versa; rows sharing a sentence with i are not counted as negatives."""
+    size = duplicate.size(0)
     normalized = F.normalize(embeddings, dim=1)
-    foreign, english = normalized[:size], normalized[size:]
-    foreign_candidates, english_candidates = foreign, english
-    excluded = batch.duplicate.to(device)
-    if memory is not None and len(memory):
-        foreign_candidates = torch.cat([foreign, memory.foreign.to(device)])
-        english_candidates = torch.cat([english, memory.english.to(device)])
-        excluded = torch.cat([excluded, memory.shares(batch.source_keys, batch.pivot_keys)
-                              .to(device)], dim=1)
-    target = torch.arange(size, device=device)
-
-    def choose(queries: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        true_pair = torch.eye(size, len(candidates), device=device)
-        logits = scale * (queries @ candidates.t() - margin * true_pair)
-        return F.cross_entropy(logits.masked_fill(excluded, float("-inf")), target)
-
-    return (choose(foreign, english_candidates) + choose(english, foreign_candidates)) / 2
+    similarity = normalized[:size] @ normalized[size:].t()
+    logits = scale * (similarity - margin * torch.eye(size, device=similarity.device))
+    logits = logits.masked_fill(duplicate.to(similarity.device), float("-inf"))
+    target = torch.arange(size, device=similarity.device)
+    return (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
 
 
 def initialise_embeddings(embedding: nn.Embedding) -> None:
@@ -102,18 +90,17 @@ class BagOfSubwords(nn.Module):
 
 
 def _optimise(model: nn.Module, optimizer, config: "TrainConfig", step: int,
-              batch: Batch, device: torch.device, loss_of: Optional[BatchLoss] = None) -> float:
-    """One step of `loss_of` (default: the in-batch ranking loss) at the scheduled learning rate;
-    with `config.bf16` the forward pass runs in bfloat16, the loss and the weights in float32."""
+              batch: Batch, device: torch.device, extra: Optional[ExtraLoss] = None) -> float:
+    """One step of the ranking loss (plus `extra`) at the scheduled learning rate; with
+    `config.bf16` the forward pass runs in bfloat16, the loss and the weights in float32."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, step)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=config.bf16):
         embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
     embeddings = embeddings.float()
-    if loss_of is None:
-        loss = ranking_loss(embeddings, batch, config.scale, config.margin)
-    else:
-        loss = loss_of(embeddings, batch)
+    loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
+    if extra is not None:
+        loss = loss + extra(embeddings, batch)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
@@ -187,8 +174,7 @@ def export_model(model: BiLSTMEncoder, dictionary: dict[str, int], codes: Path, 
 
 class Trainer:
     """Owns the model, optimiser and step counter of one run in `work_dir` (and, when
-    distilling, the projection head: trained and checkpointed, never exported; with
-    `config.memory`, the cross-batch memory: checkpointed, so a resumed run is exact)."""
+    distilling, the projection head: trained and checkpointed, never exported)."""
 
     def __init__(self, config: TrainConfig, sampler: BatchSampler, dev: Mapping,
                  dictionary: dict[str, int], work_dir: Path, device: str = "cpu",
@@ -209,8 +195,6 @@ class Trainer:
         if self.distiller is not None:
             trained += list(self.distiller.parameters())
         self.optimizer = torch.optim.Adam(trained, lr=config.lr)
-        self.memory = (NegativeMemory(config.memory, 2 * config.hidden_size)
-                       if config.memory else None)
         self.step = 0
         self.best_error = math.inf
         self.log_path = work_dir / "log.jsonl"
@@ -241,8 +225,6 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         if self.distiller is not None:
             self.distiller.load_state_dict(state["head"])
-        if self.memory is not None and "memory" in state:
-            self.memory.load_state_dict(state["memory"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best_error = state["step"], state["best_error"]
 
@@ -272,24 +254,15 @@ class Trainer:
                  "step": self.step, "best_error": self.best_error, "config": asdict(self.config)}
         if self.distiller is not None:
             state["head"] = self.distiller.state_dict()
-        if self.memory is not None:
-            state["memory"] = self.memory.state_dict()
         _atomic_torch_save(state, self.checkpoint_path)
 
-    def _loss(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """Ranking (against the memory too) plus distillation; the batch then joins the memory."""
-        loss = ranking_loss(embeddings, batch, self.config.scale, self.config.margin, self.memory)
-        if self.memory is not None:
-            normalized = F.normalize(embeddings.detach(), dim=1)
-            self.memory.push(normalized[:batch.size], normalized[batch.size:],
-                             batch.source_keys, batch.pivot_keys)
-        if self.distiller is not None:
-            loss = loss + self.distiller(embeddings, batch.teacher_rows)
-        return loss
+    def _distillation(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
+        return self.distiller(embeddings, batch.teacher_rows)
 
     def train_step(self, batch: Batch) -> float:
+        extra = self._distillation if self.distiller is not None else None
         loss = _optimise(self.model, self.optimizer, self.config, self.step, batch, self.device,
-                         self._loss)
+                         extra)
         self.step += 1
         return loss
 

@@ -4,14 +4,10 @@ and the batch sampler."""
 import gzip
 import itertools
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from click.testing import CliRunner
 
 from laser.models.bilstm import BiLSTMEncoder, load_checkpoint
@@ -21,8 +17,7 @@ from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
-from laser.training.batches import Batch, sentence_keys
-from laser.training.memory import NegativeMemory
+from laser.training.batches import Batch
 from laser.training.trainer import (Trainer, _optimise, encoder_params, learning_rate,
                                     ranking_loss)
 
@@ -114,22 +109,16 @@ def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_pa
     assert log[-1]["event"] == "end" and log[-1]["steps_run"] == 8
 
 
-@pytest.mark.parametrize("memory", [(), ("--memory", "12")], ids=["in-batch", "memory"])
-def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path, steps_taken,
-                                                           memory):
-    """With a cross-batch memory too: it is checkpointed, so the resumed run is still exact."""
-    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 8, "--checkpoint-every", "2",
-          *memory)
+def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path, steps_taken):
+    train(tiny_corpus, tmp_path / "straight", tmp_path / "m1", 8, "--checkpoint-every", "2")
     assert steps_taken["taken"] == list(range(8))
     # Interrupted before step 5 of 8: the checkpoint written at step 4 is the last one.
     steps_taken.update(taken=[], stop_at=5)
-    result = invoke(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2",
-                    *memory)
+    result = invoke(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2")
     assert result.exit_code != 0 and "interrupted before step 5" in str(result.exception)
     assert steps_taken["taken"] == [0, 1, 2, 3, 4] and weights(tmp_path / "resumed")["step"] == 4
     steps_taken.update(taken=[], stop_at=None)
-    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2",
-          *memory)
+    train(tiny_corpus, tmp_path / "resumed", tmp_path / "m2", 8, "--checkpoint-every", "2")
     # Resumed at the saved step, only the remaining steps taken ...
     assert steps_taken["taken"] == [4, 5, 6, 7]
     starts = [r for r in read_log(tmp_path / "resumed") if r.get("event") == "start"]
@@ -139,9 +128,6 @@ def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path
     assert straight["step"] == resumed["step"] == 8
     for name, tensor in straight["model"].items():
         assert torch.allclose(tensor, resumed["model"][name], atol=1e-6), name
-    if memory:
-        assert straight["memory"]["foreign"].shape == (12, 24)
-        assert torch.equal(straight["memory"]["english_keys"], resumed["memory"]["english_keys"])
 
 
 def test_resumed_run_keeps_what_it_learned_under_its_first_schedule(tiny_corpus, tmp_path,
@@ -238,71 +224,20 @@ def test_missing_language_is_refused(tiny_corpus):
         find_pair_files(tiny_corpus / "train", ["fra", "xyz"])
 
 
-def keyed_batch(source_keys, pivot_keys=None):
-    """A batch whose only content is its sentence keys (the ranking loss reads nothing else)."""
-    source_keys = torch.tensor(source_keys)
-    pivot_keys = source_keys if pivot_keys is None else torch.tensor(pivot_keys)
-    size = len(source_keys)
-    return Batch(torch.zeros(2 * size, 1, dtype=torch.long), torch.ones(2 * size), source_keys,
-                 pivot_keys, ["xx"] * size)
-
-
 def test_ranking_loss_rewards_aligned_pairs_and_skips_duplicates():
     torch.manual_seed(0)
     english = torch.randn(6, 10)
     aligned = torch.cat([english + 0.01 * torch.randn(6, 10), english])
     shuffled = torch.cat([english[torch.randperm(6)], english])
-    distinct = keyed_batch(range(6))
-    assert ranking_loss(aligned, distinct, 20, 0.1) < 0.1
-    assert ranking_loss(shuffled, distinct, 20, 0.1) > 1
+    no_duplicates = torch.zeros(6, 6, dtype=torch.bool)
+    assert ranking_loss(aligned, no_duplicates, 20, 0.1) < 0.1
+    assert ranking_loss(shuffled, no_duplicates, 20, 0.1) > 1
     # Pair 5 repeats pair 0: an identical "negative" would beat the margined positive.
     repeated = torch.cat([aligned[:5], aligned[:1], aligned[6:11], aligned[6:7]])
-    assert keyed_batch([0, 1, 2, 3, 4, 0]).duplicate.nonzero().tolist() == [[0, 5], [5, 0]]
-    assert ranking_loss(repeated, keyed_batch([0, 1, 2, 3, 4, 0]), 20, 0.1) < 0.1
-    assert ranking_loss(repeated, distinct, 20, 0.1) > 0.5
-    # Sharing only the English side is enough not to be a negative.
-    assert ranking_loss(repeated, keyed_batch(range(6), [0, 1, 2, 3, 4, 0]), 20, 0.1) < 0.1
-
-
-def test_sentence_keys_are_equal_for_equal_sentences_in_any_process():
-    sequences = [[5, 6, 2], [5, 6, 2], [7, 2]]
-    keys = sentence_keys(sequences)
-    assert keys[0] == keys[1] != keys[2]
-    script = ("from laser.training.batches import sentence_keys; "
-              f"print(sentence_keys({sequences!r}).tolist())")
-    for seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                             check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
-        assert json.loads(out) == keys.tolist()
-
-
-def test_memory_keeps_the_newest_pairs_first():
-    memory = NegativeMemory(size=5, dim=2)
-    for first in (0, 3, 6):
-        keys = torch.arange(first, first + 3)
-        memory.push(torch.ones(3, 2) * keys[:, None], -torch.ones(3, 2) * keys[:, None], keys,
-                    keys + 100)
-    assert memory.foreign_keys.tolist() == [6, 7, 8, 3, 4]
-    assert memory.english_keys.tolist() == [106, 107, 108, 103, 104]
-    assert memory.english[:, 0].tolist() == [-6, -7, -8, -3, -4]
-    restored = NegativeMemory(size=4, dim=2)
-    restored.load_state_dict(memory.state_dict())
-    assert restored.foreign_keys.tolist() == [6, 7, 8, 3]
-
-
-def test_memory_adds_negatives_but_never_a_pair_that_shares_a_sentence():
-    torch.manual_seed(0)
-    foreign, english = F.normalize(torch.randn(2, 10), dim=1)
-    embeddings = torch.stack([foreign, english])  # one pair: alone, it has no negative at all
-    batch = keyed_batch([0])
-    assert ranking_loss(embeddings, batch, 20, 0.1) == 0
-    # An earlier copy of the pair (the same sentences) is not its negative; the same embeddings
-    # under other sentences' keys are, and a hard one; sharing either side is enough to exclude.
-    for keys, excluded in (((0, 0), True), ((10, 20), False), ((10, 0), True), ((0, 20), True)):
-        memory = NegativeMemory(size=4, dim=10)
-        memory.push(embeddings[:1], embeddings[1:], torch.tensor(keys[:1]), torch.tensor(keys[1:]))
-        loss = ranking_loss(embeddings, batch, 20, 0.1, memory)
-        assert (loss == 0) if excluded else (loss > 0.5), keys
+    duplicate = torch.zeros(6, 6, dtype=torch.bool)
+    duplicate[0, 5] = duplicate[5, 0] = True
+    assert ranking_loss(repeated, duplicate, 20, 0.1) < 0.1
+    assert ranking_loss(repeated, no_duplicates, 20, 0.1) > 0.5
 
 
 def test_learning_rate_warms_up_then_decays_to_the_floor():
@@ -333,7 +268,7 @@ def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     tokens = torch.randint(4, 60, (16, 9))
     tokens[8:] = tokens[:8]  # each "translation" is its sentence: the ranking task is learnable
-    batch = Batch(tokens, torch.full((16,), 9), torch.arange(8), torch.arange(8), ["xx"] * 8)
+    batch = Batch(tokens, torch.full((16,), 9), torch.zeros(8, 8, dtype=torch.bool), ["xx"] * 8)
     seen = []
     first_lstm = model.layers[0][0]
     first_lstm.register_forward_hook(lambda module, inputs, output: seen.append(output[0].dtype))
