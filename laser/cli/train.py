@@ -37,6 +37,15 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--layers", type=click.IntRange(min=1), default=TrainConfig.num_layers, show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=2), default=TrainConfig.batch_size, show_default=True,
               help="Pairs per batch (the in-batch negatives).")
+@click.option("--topic-clusters", type=click.IntRange(min=0), default=TrainConfig.topic_clusters,
+              show_default=True,
+              help="Harder in-batch negatives: cluster the English sides by the --teacher's "
+                   "embeddings into this many topics and batch pairs of a topic together "
+                   "(0: batches by length only).")
+@click.option("--topic-band", type=click.IntRange(min=1), default=TrainConfig.topic_band,
+              show_default=True,
+              help="With --topic-clusters: this many batches of length-sorted pairs are "
+                   "regrouped by topic together (more: harder batches, more padding).")
 @click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
@@ -79,7 +88,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Run the forward pass in bfloat16 (torch autocast; weights, loss and optimiser "
                    "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
-          hidden_size, layers, batch_size, steps, lr, warmup, scale, margin, max_length,
+          hidden_size, layers, batch_size, topic_clusters, topic_band, steps, lr, warmup, scale, margin, max_length,
           bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages,
           seed, workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
@@ -99,7 +108,8 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,
                          bow_steps=bow_steps, bow_lr=bow_lr, eval_every=eval_every,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",
-                         distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16)
+                         distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16,
+                         topic_clusters=topic_clusters, topic_band=topic_band)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,

@@ -12,6 +12,7 @@ import torch
 
 from ..models.sequences import EOS, pad_batch
 from .prepare import language_weights
+from .topics import TopicGrouping, group_by_topic
 
 
 @dataclass(frozen=True)
@@ -70,17 +71,18 @@ class Batch:
 
 
 class BatchSampler:
-    """Batch number `step` of an endless stream: languages ~ size**alpha, length-bucketed."""
+    """Batch number `step` of an endless stream: languages ~ size**alpha, length-bucketed, and
+    with `topics` grouped by the teacher's clusters of the English sides (topics.py)."""
 
     def __init__(self, pairs: Sequence[LanguagePairs], batch_size: int, alpha: float, seed: int,
-                 max_length: int, pool_batches: int = 64):
+                 max_length: int, pool_batches: int = 64, topics: Optional[TopicGrouping] = None):
         self.pairs = list(pairs)
         weights = language_weights({p.lang: len(p) for p in self.pairs}, alpha)
         self.probabilities = np.array([weights[p.lang] for p in self.pairs])
         self.sizes = np.array([len(p) for p in self.pairs])
         self.lengths = [np.maximum(p.source.lengths, p.pivot.lengths) for p in self.pairs]
         self.batch_size, self.seed, self.max_length = batch_size, seed, max_length
-        self.pool_batches = pool_batches
+        self.pool_batches, self.topics = pool_batches, topics
         self._pool: tuple[int, np.ndarray] | None = None
 
     def _draw_pool(self, pool: int) -> np.ndarray:
@@ -91,6 +93,11 @@ class BatchSampler:
         rows = (rng.random(count) * self.sizes[languages]).astype(np.int64)
         lengths = np.array([self.lengths[lang][row] for lang, row in zip(languages, rows)])
         order = np.lexsort((rng.random(count), lengths))
+        if self.topics is not None:
+            english = self._teacher_rows(np.stack([languages, rows], axis=1))
+            order = group_by_topic(order, np.minimum(lengths, self.max_length),
+                                   self.topics.labels[english], english,
+                                   self.topics.band_batches * self.batch_size)
         drawn = np.stack([languages[order], rows[order]], axis=1)
         batches = drawn.reshape(self.pool_batches, self.batch_size, 2)
         return batches[rng.permutation(self.pool_batches)]

@@ -44,6 +44,8 @@ class TrainConfig:
     distill_weight: float = 1.0   # loss = ranking + distill_weight * distillation
     init: str = ""                # start from this model directory's weights (warm_start)
     bf16: bool = False            # forward pass in bfloat16 (autocast); weights stay float32
+    topic_clusters: int = 0       # group batches by this many teacher clusters; 0 = by length only
+    topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

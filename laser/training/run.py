@@ -18,8 +18,9 @@ from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
 from .prepare import encode_corpus, learn_joint_bpe, make_dictionary
 from .config import BPEConfig, TrainConfig
-from .distill import TeacherTargets, prepare_distillation
-from .teachers import Teacher
+from .distill import TEACHER_DIR, TeacherTargets, prepare_distillation
+from .teachers import Teacher, cache_stem
+from .topics import TopicGrouping, topic_labels
 from .trainer import Trainer, export_model
 from .warm_start import copy_bpe, init_files
 
@@ -123,6 +124,16 @@ def _with_teacher(pairs: list[LanguagePairs], prepared: Prepared, work: Path,
     return pairs, distillation.targets
 
 
+def _topic_grouping(targets: Optional[TeacherTargets], work: Path,
+                    config: TrainConfig) -> Optional[TopicGrouping]:
+    """The teacher's clusters of the English sides, when config.topic_clusters asks for them."""
+    if not config.topic_clusters:
+        return None
+    labels = topic_labels(targets, config.topic_clusters, config.seed, work / TEACHER_DIR,
+                          cache_stem(config.teacher))
+    return TopicGrouping(labels, config.topic_band)
+
+
 def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEConfig,
           languages: Optional[Sequence[str]] = None, dev_dir: Optional[Path] = None,
           eval_languages: int = 20, dev_limit: Optional[int] = 1000, workers: int = 1,
@@ -131,6 +142,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     """Prepare (or reuse) the data in `work`, train to config.steps, export the best to `output`.
     With config.teacher set, distil from it (`teacher`: an instance to use instead of the one
     `teachers.make_teacher` builds by that name)."""
+    if config.topic_clusters and not config.teacher:
+        raise LaserError("--topic-clusters needs a --teacher (its embeddings are clustered)")
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
     init = init_files(Path(config.init)) if config.init else None
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)
@@ -138,7 +151,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     show = sys.stderr.isatty() if progress is None else progress
     pairs, targets = _with_teacher(load_pairs(work / "ids-train", prepared.train_languages),
                                    prepared, work, config, teacher, teacher_threads, show)
-    sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length)
+    sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
+                           topics=_topic_grouping(targets, work, config))
     evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
     dev = dev_sets(load_pairs(work / "ids-dev", evaluated), config.max_length,
                    dev_limit) if evaluated else {}

@@ -282,7 +282,9 @@ class Trainer:
                    dynamic_ncols=True)
         smoothed, started, pairs, first = None, time.time(), 0, self.step
         self._log({"event": "start", "step": self.step, "steps": config.steps,
-                   "teacher": config.teacher, "bf16": config.bf16, "time": started})
+                   "teacher": config.teacher, "bf16": config.bf16,
+                   "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
+                   "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)
             loss = self.train_step(batch)

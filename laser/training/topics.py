@@ -1,0 +1,113 @@
+"""Topic-grouped batches: harder in-batch negatives, chosen by the teacher.
+
+The English sides are clustered by their teacher targets (spherical k-means, faiss), and the
+batch sampler orders each band of length-sorted pairs by cluster before cutting it into batches.
+A batch then holds pairs of a few topics at similar lengths, so every sentence is ranked against
+translations of sentences about the same things (the near-misses that xsim counts as errors),
+while padding stays close to plain length bucketing. The cluster labels are cached beside the
+teacher cache, so a resumed run draws exactly the batches an uninterrupted one would."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.atomic import replace_atomically
+from .distill import TeacherTargets
+
+KMEANS_ITERATIONS = 20
+CHUNK_ROWS = 65536
+
+
+@dataclass(frozen=True)
+class TopicGrouping:
+    """Each teacher-cache row's cluster, and how many batches of length-sorted pairs (a band)
+    are reordered by cluster together: 1 is plain length bucketing, more is harder batches."""
+
+    labels: np.ndarray
+    band_batches: int
+
+
+def occurrence_rank(values: np.ndarray) -> np.ndarray:
+    """How often each element's value occurred before it (0 at its first occurrence)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    first = np.repeat(starts, np.diff(np.r_[starts, len(values)]))
+    rank = np.empty(len(values), dtype=np.int64)
+    rank[order] = np.arange(len(values)) - first
+    return rank
+
+
+def group_by_topic(order: np.ndarray, lengths: np.ndarray, topics: np.ndarray,
+                   english: np.ndarray, band_size: int) -> np.ndarray:
+    """`order` (pair indices sorted by length) with each run of `band_size` consecutive pairs
+    re-sorted by topic, then length; ties keep their order in `order`. A repeated English side
+    (the multi-way sentences: one English sentence, translations in 200 languages) goes to the
+    next round of its band, so grouping does not fill a batch with copies of one sentence,
+    which are not negatives of each other."""
+    grouped = order.copy()
+    for start in range(0, len(order), band_size):
+        band = order[start:start + band_size]
+        keys = (lengths[band], topics[band], occurrence_rank(english[band]))
+        grouped[start:start + band_size] = band[np.lexsort(keys)]
+    return grouped
+
+
+def _unit_targets(targets: TeacherTargets) -> np.ndarray:
+    """Every cache row's training target (centred, unit norm) as one float32 array."""
+    rows = len(targets.cache)
+    out = np.empty((rows, targets.dim), dtype=np.float32)
+    for start in range(0, rows, CHUNK_ROWS):
+        stop = min(rows, start + CHUNK_ROWS)
+        out[start:stop] = targets(np.arange(start, stop)).numpy()
+    return out
+
+
+def cluster_targets(targets: TeacherTargets, clusters: int, seed: int) -> np.ndarray:
+    """Spherical k-means of the targets: each row's cluster (int32)."""
+    import faiss
+    if not 1 <= clusters <= len(targets.cache):
+        raise LaserError(f"--topic-clusters {clusters}: needs 1 to {len(targets.cache)} "
+                         "(the distinct English training sentences)")
+    vectors = _unit_targets(targets)
+    kmeans = faiss.Kmeans(vectors.shape[1], clusters, niter=KMEANS_ITERATIONS, seed=seed,
+                          spherical=True, verbose=False)
+    kmeans.train(vectors)
+    _, labels = kmeans.index.search(vectors, 1)
+    return labels[:, 0].astype(np.int32)
+
+
+def _targets_fingerprint(targets: TeacherTargets) -> str:
+    """Names the cache's content: its row count and column mean (read anyway for the targets)."""
+    digest = hashlib.sha256(np.ascontiguousarray(targets.mean).tobytes())
+    return f"{len(targets.cache)}:{digest.hexdigest()}"
+
+
+def _save_array(path: str, array: np.ndarray) -> None:
+    with open(path, "wb") as out:  # a file object: np.save would add .npy to a path
+        np.save(out, array)
+
+
+def topic_labels(targets: TeacherTargets, clusters: int, seed: int, directory: Path,
+                 stem: str) -> np.ndarray:
+    """The clusters of the teacher cache `stem` in `directory`, computed once and cached as
+    STEM.topics-K.npy; a saved clustering of other targets is refused."""
+    labels_path = directory / f"{stem}.topics-{clusters}.npy"
+    state_path = labels_path.with_suffix(".json")
+    state = {"clusters": clusters, "seed": seed, "targets": _targets_fingerprint(targets),
+             "iterations": KMEANS_ITERATIONS}
+    if labels_path.exists() and state_path.exists():
+        saved = json.loads(state_path.read_text())
+        if saved != state:
+            raise LaserError(f"{state_path}: clusters of another teacher cache or seed; "
+                             "use another --work-dir")
+        return np.load(labels_path)
+    labels = cluster_targets(targets, clusters, seed)
+    replace_atomically(labels_path, lambda tmp: _save_array(tmp, labels))
+    replace_atomically(state_path, lambda tmp: Path(tmp).write_text(json.dumps(state, indent=1)))
+    return labels
