@@ -127,7 +127,7 @@ def _with_teacher(pairs: list[LanguagePairs], prepared: Prepared, work: Path,
 def _topic_grouping(targets: Optional[TeacherTargets], work: Path,
                     config: TrainConfig) -> Optional[TopicGrouping]:
     """The teacher's clusters of the English sides, when config.topic_clusters asks for them."""
-    if not config.topic_clusters:
+    if not config.topic_clusters or targets is None:
         return None
     labels = topic_labels(targets, config.topic_clusters, config.seed, work / TEACHER_DIR,
                           cache_stem(config.teacher))
