@@ -20,6 +20,7 @@ from ..io.atomic import replace_atomically
 from .distill import TeacherTargets
 
 KMEANS_ITERATIONS = 20
+POINTS_PER_CLUSTER = 256  # rows that fit the centroids, per cluster
 CHUNK_ROWS = 65536
 
 
@@ -58,28 +59,27 @@ def group_by_topic(order: np.ndarray, lengths: np.ndarray, topics: np.ndarray,
     return grouped
 
 
-def _unit_targets(targets: TeacherTargets) -> np.ndarray:
-    """Every cache row's training target (centred, unit norm) as one float32 array."""
-    rows = len(targets.cache)
-    out = np.empty((rows, targets.dim), dtype=np.float32)
-    for start in range(0, rows, CHUNK_ROWS):
-        stop = min(rows, start + CHUNK_ROWS)
-        out[start:stop] = targets(np.arange(start, stop)).numpy()
-    return out
-
-
 def cluster_targets(targets: TeacherTargets, clusters: int, seed: int) -> np.ndarray:
-    """Spherical k-means of the targets: each row's cluster (int32)."""
+    """Spherical k-means of the targets: each row's cluster (int32). The centroids are fitted
+    on at most POINTS_PER_CLUSTER rows per cluster (faiss's own cap), and rows are assigned in
+    chunks, so memory does not grow with the corpus."""
     import faiss
-    if not 1 <= clusters <= len(targets.cache):
-        raise LaserError(f"--topic-clusters {clusters}: needs 1 to {len(targets.cache)} "
+    total = len(targets.cache)
+    if not 1 <= clusters <= total:
+        raise LaserError(f"--topic-clusters {clusters}: needs 1 to {total} "
                          "(the distinct English training sentences)")
-    vectors = _unit_targets(targets)
-    kmeans = faiss.Kmeans(vectors.shape[1], clusters, niter=KMEANS_ITERATIONS, seed=seed,
-                          spherical=True, verbose=False)
-    kmeans.train(vectors)
-    _, labels = kmeans.index.search(vectors, 1)
-    return labels[:, 0].astype(np.int32)
+    sample_size = min(total, POINTS_PER_CLUSTER * clusters)
+    sample = np.sort(np.random.default_rng(seed).choice(total, sample_size, replace=False))
+    kmeans = faiss.Kmeans(targets.dim, clusters, niter=KMEANS_ITERATIONS, seed=seed,
+                          spherical=True, verbose=False,
+                          max_points_per_centroid=POINTS_PER_CLUSTER)
+    kmeans.train(targets(sample).numpy())  # the training targets: centred, unit norm
+    labels = np.empty(total, dtype=np.int32)
+    for start in range(0, total, CHUNK_ROWS):
+        stop = min(total, start + CHUNK_ROWS)
+        _, nearest = kmeans.index.search(targets(np.arange(start, stop)).numpy(), 1)
+        labels[start:stop] = nearest[:, 0]
+    return labels
 
 
 def _targets_fingerprint(targets: TeacherTargets) -> str:
