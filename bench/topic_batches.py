@@ -4,7 +4,7 @@
 For random batches of several sizes and for topic-grouped batches of --batch-size pairs (each
 `K:BAND` of --grouped), over the first --batches batches of a prepared work folder with a
 teacher cache (`laser train ... --teacher T` has built both), prints:
-- padding: padded tokens over real tokens (sentences cut to --max-length), the cost in speed;
+- padding: padded tokens over real tokens of both sides (cut to --max-length), the cost in speed;
 - distinct English: the share of a batch's English sides that are not copies of another;
 - hardest negative: for each pair of the --top largest languages, the largest teacher cosine
   between its English side and another English sentence of its batch, averaged (how hard the
@@ -42,19 +42,17 @@ def load(work: Path, train: Path, teacher: str) -> tuple[list[LanguagePairs], Te
     return pairs, TeacherTargets(cache)
 
 
-def batch_statistics(sampler: BatchSampler, pairs: list[LanguagePairs], targets: TeacherTargets,
-                     queries: set[str], batches: int, max_length: int) -> tuple[float, float, float]:
-    """Mean padding ratio, distinct-English share and hardest-negative cosine of `batches`."""
+def batch_statistics(sampler: BatchSampler, targets: TeacherTargets, queries: set[str],
+                     batches: int) -> tuple[float, float, float]:
+    """Mean padding ratio, distinct-English share and hardest-negative cosine of the first
+    `batches` batches, as the trainer receives them."""
     padding, distinct, hardest = [], [], []
     for step in range(batches):
-        chosen = sampler.indices(step)
-        lengths = np.array([min(max_length, max(pairs[lang].source.lengths[row],
-                                                pairs[lang].pivot.lengths[row]))
-                            for lang, row in chosen])
-        english = np.array([pairs[lang].teacher_rows[row] for lang, row in chosen])
-        padding.append(len(chosen) * lengths.max() / lengths.sum())
+        batch = sampler.batch(step)
+        padding.append(batch.tokens.numel() / batch.lengths.sum().item())
+        english = batch.teacher_rows
         distinct.append(len(set(english)) / len(english))
-        asking = torch.from_numpy(np.array([pairs[lang].lang in queries for lang, _ in chosen]))
+        asking = torch.tensor([lang in queries for lang in batch.languages])
         if asking.any():
             vectors = targets(english)
             similarity = vectors[asking] @ vectors.t()
@@ -82,8 +80,7 @@ def main() -> None:
     queries = {p.lang for p in sorted(pairs, key=lambda p: -len(p))[:args.top]}
 
     def report(label: str, sampler: BatchSampler) -> None:
-        padding, distinct, hardest = batch_statistics(sampler, pairs, targets, queries,
-                                                      args.batches, args.max_length)
+        padding, distinct, hardest = batch_statistics(sampler, targets, queries, args.batches)
         print(f"| {label} | {padding:.2f} | {100 * distinct:.0f}% | {hardest:.3f} |", flush=True)
 
     print("| batches | padding | distinct English sentences | hardest negative, top queries |")
