@@ -2,7 +2,7 @@
 """What topic grouping (`laser train --topic-clusters`) does to the training batches.
 
 For random batches of several sizes and for topic-grouped batches of --batch-size pairs (each
-`K:BAND` of --grouped), over the first --batches batches of a prepared work folder with a
+`K:BAND[:POOL]` of --grouped), over the first --batches batches of a prepared work folder with a
 teacher cache (`laser train ... --teacher T` has built both), prints:
 - padding: padded tokens over real tokens of both sides (cut to --max-length), the cost in speed;
 - distinct English: the share of a batch's English sides that are not copies of another;
@@ -70,7 +70,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=2048)
     parser.add_argument("--random-sizes", default="2048,4096,8192")
     parser.add_argument("--grouped", default="256:8,1024:4,1024:8,1024:16,1024:64",
-                        help="K:BAND pairs (--topic-clusters K --topic-band BAND)")
+                        help="K:BAND[:POOL] (--topic-clusters K --topic-band BAND "
+                             "--pool-batches POOL, default 64)")
     parser.add_argument("--batches", type=int, default=32)
     parser.add_argument("--top", type=int, default=20, help="query languages: the largest ones")
     parser.add_argument("--max-length", type=int, default=48)
@@ -90,16 +91,16 @@ def main() -> None:
                                                       args.max_length))
     labels: dict[int, np.ndarray] = {}
     for spec in args.grouped.split(","):
-        clusters, band = map(int, spec.split(":"))
+        clusters, band, pool = (list(map(int, spec.split(":"))) + [64])[:3]
         if clusters not in labels:
             started = time.perf_counter()
             labels[clusters] = cluster_targets(targets, clusters, args.seed)
             print(f"k-means, {clusters} clusters: {time.perf_counter() - started:.0f} s",
                   file=sys.stderr, flush=True)
         grouping = TopicGrouping(labels[clusters], band)
-        report(f"{clusters:,} topics, band {band}, {args.batch_size:,} pairs",
+        report(f"{clusters:,} topics, band {band} of pool {pool}, {args.batch_size:,} pairs",
                BatchSampler(pairs, args.batch_size, args.alpha, args.seed, args.max_length,
-                            topics=grouping))
+                            pool, grouping))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ class TrainConfig:
     bf16: bool = False            # forward pass in bfloat16 (autocast); weights stay float32
     topic_clusters: int = 0       # group batches by this many teacher clusters; 0 = by length only
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
+    pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

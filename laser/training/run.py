@@ -152,7 +152,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     pairs, targets = _with_teacher(load_pairs(work / "ids-train", prepared.train_languages),
                                    prepared, work, config, teacher, teacher_threads, show)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
-                           topics=_topic_grouping(targets, work, config))
+                           config.pool_batches, _topic_grouping(targets, work, config))
     evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
     dev = dev_sets(load_pairs(work / "ids-dev", evaluated), config.max_length,
                    dev_limit) if evaluated else {}

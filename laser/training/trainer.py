@@ -284,6 +284,7 @@ class Trainer:
         self._log({"event": "start", "step": self.step, "steps": config.steps,
                    "teacher": config.teacher, "bf16": config.bf16,
                    "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
+                   "pool_batches": config.pool_batches,
                    "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)

@@ -128,6 +128,17 @@ def test_topic_batches_reorder_the_same_pool_into_fewer_topics_per_batch():
     np.testing.assert_array_equal(again.indices(5), grouped.indices(5))
 
 
+def test_a_larger_pool_gives_batches_of_closer_lengths():
+    pairs = sampler_pairs(sentences=2000)
+
+    def padding(pool_batches):
+        sampler = BatchSampler(pairs, 16, 0.5, seed=4, max_length=48, pool_batches=pool_batches)
+        batches = [sampler.batch(step) for step in range(32)]
+        return sum(b.tokens.numel() for b in batches) / sum(b.lengths.sum().item() for b in batches)
+
+    assert padding(32) < padding(8) < padding(1)
+
+
 def test_topic_clusters_need_a_teacher(tiny_corpus, tmp_path):
     result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "m", 2, "--topic-clusters", "4")
     assert result.exit_code == 1 and not (tmp_path / "work").exists()
@@ -137,7 +148,8 @@ def test_topic_clusters_need_a_teacher(tiny_corpus, tmp_path):
 
 def test_a_run_with_topic_batches_clusters_once_and_exports(tiny_corpus, tmp_path):
     work = tmp_path / "work"
-    args = ("--teacher", str(PARITY_MODEL), "--topic-clusters", "5", "--topic-band", "2")
+    args = ("--teacher", str(PARITY_MODEL), "--topic-clusters", "5", "--topic-band", "2",
+            "--pool-batches", "3")
     result = invoke(tiny_corpus, work, tmp_path / "student", 4, *args)
     assert result.exit_code == 0, result.output
     saved = list((work / "teacher").glob("*.topics-5.npy"))
@@ -148,5 +160,6 @@ def test_a_run_with_topic_batches_clusters_once_and_exports(tiny_corpus, tmp_pat
     assert saved[0].stat().st_mtime_ns == written
     log = read_log(work)
     assert log[-1]["step"] == 6
-    assert [(r["topic_clusters"], r["topic_band"]) for r in log if r.get("event") == "start"] == [(5, 2)] * 2
+    starts = [r for r in log if r.get("event") == "start"]
+    assert [(r["topic_clusters"], r["topic_band"], r["pool_batches"]) for r in starts] == [(5, 2, 3)] * 2
     assert (tmp_path / "student" / "tiny.pt").exists()
