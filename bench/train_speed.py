@@ -34,7 +34,7 @@ def random_batch(pairs: int, longest: int = 40) -> Batch:
     tokens = torch.randint(4, VOCABULARY, (2 * pairs, longest))
     for row, length in enumerate(lengths):
         tokens[row, length:] = 1  # padding
-    return Batch(tokens, lengths, torch.arange(2 * pairs).view(pairs, 2), ["xx"] * pairs)
+    return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
 
 
 def pairs_per_second(layers: int, hidden: int, bf16: bool, batch: Batch, steps: int) -> float:

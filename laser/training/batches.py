@@ -61,19 +61,13 @@ def load_pairs(directory: Path, languages: Sequence[str]) -> list[LanguagePairs]
 class Batch:
     tokens: torch.Tensor      # (2B, T): the B foreign sentences, then their B English sides
     lengths: torch.Tensor     # (2B,)
-    keys: torch.Tensor        # (B, 2) int64: a key of each pair's foreign and English sentence
+    duplicate: torch.Tensor   # (B, B) bool: pairs i != j sharing a side (not negatives)
     languages: list[str]
     teacher_rows: Optional[np.ndarray] = None  # (B,) teacher-cache rows when distilling
 
     @property
     def size(self) -> int:
         return len(self.languages)
-
-
-def shared_sides(keys: torch.Tensor, others: torch.Tensor) -> torch.Tensor:
-    """(B, M) bool: pair i of `keys` and pair j of `others` ((N, 2) sentence keys) share their
-    foreign or their English sentence."""
-    return (keys[:, :1] == others[:, 0].unsqueeze(0)) | (keys[:, 1:] == others[:, 1].unsqueeze(0))
 
 
 class BatchSampler:
@@ -118,7 +112,7 @@ class BatchSampler:
         chosen = self.indices(step)
         sources, pivots = self._sides(chosen)
         tokens, lengths = pad_batch(sources + pivots)
-        return Batch(tokens, lengths, sentence_keys(sources, pivots),
+        return Batch(tokens, lengths, _shared_sides(sources, pivots),
                      [self.pairs[lang].lang for lang, _ in chosen], self._teacher_rows(chosen))
 
     def _sides(self, chosen: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
@@ -138,11 +132,16 @@ class BatchSampler:
         return np.array([self.pairs[lang].teacher_rows[row] for lang, row in chosen])
 
 
-def sentence_keys(sources: list[list[int]], pivots: list[list[int]]) -> torch.Tensor:
-    """(B, 2) int64: equal token ids give equal keys (the hash of the id tuple, which Python does
-    not salt), so copies of a sentence are recognised across batches too."""
-    return torch.tensor([[hash(tuple(source)), hash(tuple(pivot))]
-                         for source, pivot in zip(sources, pivots)], dtype=torch.int64)
+def _same(sequences: list[list[int]]) -> torch.Tensor:
+    keys = {}
+    ids = torch.tensor([keys.setdefault(tuple(s), len(keys)) for s in sequences])
+    return ids.unsqueeze(0) == ids.unsqueeze(1)
+
+
+def _shared_sides(sources: list[list[int]], pivots: list[list[int]]) -> torch.Tensor:
+    """Pairs that share their foreign or their English sentence: not negatives of each other."""
+    shared = _same(sources) | _same(pivots)
+    return shared & ~torch.eye(len(sources), dtype=torch.bool)
 
 
 def dev_sets(pairs: Sequence[LanguagePairs], max_length: int,

@@ -47,7 +47,6 @@ class TrainConfig:
     topic_clusters: int = 0       # group batches by this many teacher clusters; 0 = by length only
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
-    memory_batches: int = 0       # the last N batches' embeddings as extra negatives (memory.py)
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -24,10 +24,9 @@ from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
-from .batches import Batch, BatchSampler, shared_sides
+from .batches import Batch, BatchSampler
 from .config import ARCHITECTURE_FIELDS, TrainConfig
 from .distill import Distiller, TeacherTargets
-from .memory import NegativeMemory
 from .warm_start import init_files, warm_start
 
 # An extra loss term of a batch's embeddings (the distillation), added to the ranking loss.
@@ -54,27 +53,17 @@ def learning_rate(config: TrainConfig, step: int) -> float:
     return config.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def ranking_loss(embeddings: torch.Tensor, keys: torch.Tensor, scale: float, margin: float,
-                 memory: Optional[NegativeMemory] = None) -> torch.Tensor:
+def ranking_loss(embeddings: torch.Tensor, duplicate: torch.Tensor, scale: float,
+                 margin: float) -> torch.Tensor:
     """Additive-margin softmax both ways: foreign i must pick English i among the batch's English
-    sentences (and the memory's) and vice versa; sentences shared with pair i (`keys`, as
-    Batch.keys) are not counted as negatives."""
-    size = keys.size(0)
-    keys = keys.to(embeddings.device)
+    sentences and vice versa; rows sharing a sentence with i are not counted as negatives."""
+    size = duplicate.size(0)
     normalized = F.normalize(embeddings, dim=1)
-    sources, pivots = normalized[:size], normalized[size:]
-    eye = torch.eye(size, dtype=torch.bool, device=embeddings.device)
-    logits = scale * (sources @ pivots.t() - margin * eye)
-    logits = logits.masked_fill(shared_sides(keys, keys) & ~eye, float("-inf"))
-    forward, backward = logits, logits.t()
-    if memory is not None and len(memory):
-        hidden = shared_sides(keys, memory.keys)
-        forward = torch.cat([forward, (scale * sources @ memory.pivots.t())
-                             .masked_fill(hidden, float("-inf"))], 1)
-        backward = torch.cat([backward, (scale * pivots @ memory.sources.t())
-                              .masked_fill(hidden, float("-inf"))], 1)
-    target = torch.arange(size, device=embeddings.device)
-    return (F.cross_entropy(forward, target) + F.cross_entropy(backward, target)) / 2
+    similarity = normalized[:size] @ normalized[size:].t()
+    logits = scale * (similarity - margin * torch.eye(size, device=similarity.device))
+    logits = logits.masked_fill(duplicate.to(similarity.device), float("-inf"))
+    target = torch.arange(size, device=similarity.device)
+    return (F.cross_entropy(logits, target) + F.cross_entropy(logits.t(), target)) / 2
 
 
 def initialise_embeddings(embedding: nn.Embedding) -> None:
@@ -101,22 +90,17 @@ class BagOfSubwords(nn.Module):
 
 
 def _optimise(model: nn.Module, optimizer, config: "TrainConfig", step: int,
-              batch: Batch, device: torch.device, extra: Optional[ExtraLoss] = None,
-              memory: Optional[NegativeMemory] = None) -> float:
-    """One step of the ranking loss (plus `extra`; against `memory` too, which then keeps the
-    batch) at the scheduled learning rate; with `config.bf16` the forward pass runs in
-    bfloat16, the loss and the weights in float32."""
+              batch: Batch, device: torch.device, extra: Optional[ExtraLoss] = None) -> float:
+    """One step of the ranking loss (plus `extra`) at the scheduled learning rate; with
+    `config.bf16` the forward pass runs in bfloat16, the loss and the weights in float32."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, step)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=config.bf16):
         embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
     embeddings = embeddings.float()
-    loss = ranking_loss(embeddings, batch.keys, config.scale, config.margin, memory)
+    loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
     if extra is not None:
         loss = loss + extra(embeddings, batch)
-    if memory is not None:
-        normalized = F.normalize(embeddings.detach(), dim=1)
-        memory.add(normalized[:batch.size], normalized[batch.size:], batch.keys)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
@@ -211,9 +195,6 @@ class Trainer:
         if self.distiller is not None:
             trained += list(self.distiller.parameters())
         self.optimizer = torch.optim.Adam(trained, lr=config.lr)
-        self.memory = (NegativeMemory(config.memory_batches * config.batch_size,
-                                      2 * config.hidden_size, self.device)
-                       if config.memory_batches else None)
         self.step = 0
         self.best_error = math.inf
         self.log_path = work_dir / "log.jsonl"
@@ -245,8 +226,6 @@ class Trainer:
         if self.distiller is not None:
             self.distiller.load_state_dict(state["head"])
         self.optimizer.load_state_dict(state["optimizer"])
-        if self.memory is not None and "memory" in state:
-            self.memory.load_state_dict(state["memory"])
         self.step, self.best_error = state["step"], state["best_error"]
 
     def _warm_start(self, directory: Path) -> None:
@@ -275,8 +254,6 @@ class Trainer:
                  "step": self.step, "best_error": self.best_error, "config": asdict(self.config)}
         if self.distiller is not None:
             state["head"] = self.distiller.state_dict()
-        if self.memory is not None:
-            state["memory"] = self.memory.state_dict()
         _atomic_torch_save(state, self.checkpoint_path)
 
     def _distillation(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -285,7 +262,7 @@ class Trainer:
     def train_step(self, batch: Batch) -> float:
         extra = self._distillation if self.distiller is not None else None
         loss = _optimise(self.model, self.optimizer, self.config, self.step, batch, self.device,
-                         extra, self.memory)
+                         extra)
         self.step += 1
         return loss
 
@@ -307,7 +284,7 @@ class Trainer:
         self._log({"event": "start", "step": self.step, "steps": config.steps,
                    "teacher": config.teacher, "bf16": config.bf16,
                    "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
-                   "pool_batches": config.pool_batches, "memory_batches": config.memory_batches,
+                   "pool_batches": config.pool_batches,
                    "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)
