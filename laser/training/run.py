@@ -144,6 +144,9 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     `teachers.make_teacher` builds by that name)."""
     if config.topic_clusters and not config.teacher:
         raise LaserError("--topic-clusters needs a --teacher (its embeddings are clustered)")
+    if config.topic_clusters and config.topic_band > config.pool_batches:
+        raise LaserError(f"--topic-band {config.topic_band} is more than --pool-batches "
+                         f"{config.pool_batches}: a band is cut from one pool")
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
     init = init_files(Path(config.init)) if config.init else None
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)

@@ -146,6 +146,15 @@ def test_topic_clusters_need_a_teacher(tiny_corpus, tmp_path):
                                      "(its embeddings are clustered)")
 
 
+def test_a_band_larger_than_the_pool_is_refused(tiny_corpus, tmp_path):
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "m", 2, "--teacher",
+                    str(PARITY_MODEL), "--topic-clusters", "4", "--topic-band", "8",
+                    "--pool-batches", "4")
+    assert result.exit_code == 1 and not (tmp_path / "work").exists()
+    assert result.output.strip() == ("laser: error: --topic-band 8 is more than --pool-batches 4: "
+                                     "a band is cut from one pool")
+
+
 def test_a_run_with_topic_batches_clusters_once_and_exports(tiny_corpus, tmp_path):
     work = tmp_path / "work"
     args = ("--teacher", str(PARITY_MODEL), "--topic-clusters", "5", "--topic-band", "2",
