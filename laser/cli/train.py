@@ -50,6 +50,11 @@ DIR = click.Path(file_okay=False, path_type=Path)
               show_default=True,
               help="Batches drawn and sorted by length together: a larger pool gives each batch "
                    "(and each --topic-band) a narrower range of lengths, so less padding.")
+@click.option("--chunk-sentences", type=click.IntRange(min=0),
+              default=TrainConfig.chunk_sentences, show_default=True,
+              help="Embed each batch this many sentences at a time (a gradient cache: the "
+                   "whole batch's gradients for one extra forward pass, holding one chunk's "
+                   "activations), so that a larger --batch-size fits; 0: all at once.")
 @click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
@@ -92,9 +97,10 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Run the forward pass in bfloat16 (torch autocast; weights, loss and optimiser "
                    "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
-          hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches, steps, lr,
-          warmup, scale, margin, max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight,
-          eval_every, checkpoint_every, eval_languages, seed, workers, threads, device, bf16):
+          hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
+          chunk_sentences, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
+          init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages, seed,
+          workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
@@ -114,7 +120,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",
                          distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16,
                          topic_clusters=topic_clusters, topic_band=topic_band,
-                         pool_batches=pool_batches)
+                         pool_batches=pool_batches, chunk_sentences=chunk_sentences)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,

@@ -47,6 +47,7 @@ class TrainConfig:
     topic_clusters: int = 0       # group batches by this many teacher clusters; 0 = by length only
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
+    chunk_sentences: int = 0      # embed a batch this many sentences at a time; 0 = all at once
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -95,17 +95,49 @@ def _optimise(model: nn.Module, optimizer, config: "TrainConfig", step: int,
     `config.bf16` the forward pass runs in bfloat16, the loss and the weights in float32."""
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(config, step)
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=config.bf16):
-        embeddings = model(batch.tokens.to(device), batch.lengths.to(device))
-    embeddings = embeddings.float()
-    loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
-    if extra is not None:
-        loss = loss + extra(embeddings, batch)
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    loss = backward_loss(model, batch, config, device, extra)
     parameters = [p for group in optimizer.param_groups for p in group["params"]]
     torch.nn.utils.clip_grad_norm_(parameters, config.clip)
     optimizer.step()
+    return loss
+
+
+def _embed(model: nn.Module, tokens: torch.Tensor, lengths: torch.Tensor, config: "TrainConfig",
+           device: torch.device) -> torch.Tensor:
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=config.bf16):
+        embeddings = model(tokens.to(device), lengths.to(device))
+    return embeddings.float()
+
+
+def _batch_loss(embeddings: torch.Tensor, batch: Batch, config: "TrainConfig",
+                extra: Optional[ExtraLoss]) -> torch.Tensor:
+    loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
+    return loss + extra(embeddings, batch) if extra is not None else loss
+
+
+def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device: torch.device,
+                  extra: Optional[ExtraLoss] = None) -> float:
+    """The batch's loss, its gradients accumulated. With config.chunk_sentences, the gradient
+    cache of Gao et al. 2021: all sentences are embedded chunk by chunk without autograd, the
+    loss is differentiated to those embeddings, then each chunk is embedded again and given its
+    slice of that gradient. The gradients are the whole batch's (the network is deterministic),
+    and only one chunk's activations are held at a time."""
+    chunk = config.chunk_sentences
+    if not chunk or len(batch.tokens) <= chunk:
+        loss = _batch_loss(_embed(model, batch.tokens, batch.lengths, config, device), batch,
+                           config, extra)
+        loss.backward()
+        return loss.item()
+    pieces = list(zip(batch.tokens.split(chunk), batch.lengths.split(chunk)))
+    with torch.no_grad():
+        embeddings = torch.cat([_embed(model, tokens, lengths, config, device)
+                                for tokens, lengths in pieces])
+    embeddings.requires_grad_(True)
+    loss = _batch_loss(embeddings, batch, config, extra)
+    loss.backward()
+    for (tokens, lengths), gradient in zip(pieces, embeddings.grad.split(chunk)):
+        _embed(model, tokens, lengths, config, device).backward(gradient)
     return loss.item()
 
 

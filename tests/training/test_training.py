@@ -4,6 +4,7 @@ and the batch sampler."""
 import gzip
 import itertools
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,8 +19,8 @@ from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
 from laser.training.batches import Batch
-from laser.training.trainer import (Trainer, _optimise, encoder_params, learning_rate,
-                                    ranking_loss)
+from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
+                                    learning_rate, ranking_loss)
 
 from conftest import CORPUS_SAMPLE
 
@@ -277,6 +278,45 @@ def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
     assert set(seen) == {torch.bfloat16 if bf16 else torch.float32}
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
+    model = BiLSTMEncoder(encoder_params(config)).train()
+    lengths = torch.randint(3, 10, (20,))
+    tokens = torch.randint(4, 60, (20, 9))
+    for row, length in enumerate(lengths):
+        tokens[row, :9 - length] = 1  # left padding
+    batch = Batch(tokens, lengths, torch.zeros(10, 10, dtype=torch.bool), ["xx"] * 10)
+    head = torch.nn.Linear(24, 5)  # an extra loss with parameters of its own, as distillation
+
+    def gradients(chunk):
+        model.zero_grad(), head.zero_grad()
+        loss = backward_loss(model, batch, replace(config, chunk_sentences=chunk),
+                             torch.device("cpu"), lambda e, b: head(e).pow(2).mean())
+        return loss, [p.grad.clone() for p in [*model.parameters(), *head.parameters()]]
+
+    whole_loss, whole = gradients(0)
+    for chunk in (7, 20):  # uneven chunks, and one chunk as large as the batch
+        loss, chunked = gradients(chunk)
+        assert loss == pytest.approx(whole_loss, rel=1e-6)
+        for expected, found in zip(whole, chunked):
+            if bf16:  # the same up to bfloat16 rounding of each chunk's weight gradients
+                assert (found - expected).norm() <= 0.01 * expected.norm()
+            else:
+                torch.testing.assert_close(found, expected, rtol=1e-4, atol=1e-6)
+    assert all(g.norm() > 0 for g in whole)
+
+
+def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "whole", tmp_path / "m1", 4)
+    train(tiny_corpus, tmp_path / "chunked", tmp_path / "m2", 4, "--chunk-sentences", "5")
+    whole, chunked = weights(tmp_path / "whole"), weights(tmp_path / "chunked")
+    assert chunked["config"]["chunk_sentences"] == 5
+    for name, tensor in whole["model"].items():
+        assert torch.allclose(tensor, chunked["model"][name], atol=1e-5), name
 
 
 def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
