@@ -14,39 +14,23 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import resource
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.train_speed import VOCABULARY, random_batch  # noqa: E402
-from laser.models.bilstm import BiLSTMEncoder  # noqa: E402
-from laser.training.config import TrainConfig  # noqa: E402
-from laser.training.trainer import _optimise, encoder_params  # noqa: E402
+from bench.train_speed import pairs_per_second, random_batch, shape_config  # noqa: E402
 
 
 def measure(pairs: int, chunk: int, shape: str, bf16: bool, steps: int,
             threads: int) -> tuple[float, float]:
     """(pairs per second, peak resident GiB) of this process training at this setting."""
     torch.set_num_threads(threads)
-    layers, hidden = (int(part) for part in shape.split("x"))
-    config = TrainConfig(vocab_size=VOCABULARY, hidden_size=hidden, num_layers=layers, bf16=bf16,
-                         batch_size=pairs, chunk_sentences=chunk)
-    torch.manual_seed(0)
-    model = BiLSTMEncoder(encoder_params(config)).train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    batch = random_batch(pairs)
-    seconds = []
-    for step in range(steps + 1):
-        started = time.perf_counter()
-        _optimise(model, optimizer, config, step, batch, torch.device("cpu"))
-        seconds.append(time.perf_counter() - started)
-    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB on Linux
-    return pairs / statistics.median(seconds[1:]), peak_gib
+    config = shape_config(shape, bf16=bf16, batch_size=pairs, chunk_sentences=chunk)
+    speed = pairs_per_second(config, random_batch(pairs), steps, warmup=1)
+    return speed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB on Linux
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from laser.training.batches import BatchSampler, LanguagePairs, load_pairs  # noqa: E402
+from laser.training.config import TrainConfig  # noqa: E402
 from laser.training.corpus import find_pair_files  # noqa: E402
 from laser.training.distill import TeacherTargets, english_sentences, sentence_rows  # noqa: E402
 from laser.training.teachers import cache_stem  # noqa: E402
@@ -91,7 +92,7 @@ def main() -> None:
                                                       args.max_length))
     labels: dict[int, np.ndarray] = {}
     for spec in args.grouped.split(","):
-        clusters, band, pool = (list(map(int, spec.split(":"))) + [64])[:3]
+        clusters, band, pool = (list(map(int, spec.split(":"))) + [TrainConfig.pool_batches])[:3]
         if clusters not in labels:
             started = time.perf_counter()
             labels[clusters] = cluster_targets(targets, clusters, args.seed)

@@ -37,17 +37,23 @@ def random_batch(pairs: int, longest: int = 40) -> Batch:
     return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
 
 
-def pairs_per_second(layers: int, hidden: int, bf16: bool, batch: Batch, steps: int) -> float:
-    config = TrainConfig(vocab_size=VOCABULARY, hidden_size=hidden, num_layers=layers, bf16=bf16)
+def shape_config(shape: str, **settings) -> TrainConfig:
+    """The TrainConfig of a LAYERSxHIDDEN network over the shipped model's vocabulary."""
+    layers, hidden = (int(part) for part in shape.split("x"))
+    return TrainConfig(vocab_size=VOCABULARY, hidden_size=hidden, num_layers=layers, **settings)
+
+
+def pairs_per_second(config: TrainConfig, batch: Batch, steps: int, warmup: int = 2) -> float:
+    """Pairs per second of the median of `steps` optimiser steps on `batch`, after `warmup`."""
     torch.manual_seed(0)
     model = BiLSTMEncoder(encoder_params(config)).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     seconds = []
-    for step in range(steps + 2):
+    for step in range(steps + warmup):
         started = time.perf_counter()
         _optimise(model, optimizer, config, step, batch, torch.device("cpu"))
         seconds.append(time.perf_counter() - started)
-    return batch.size / statistics.median(seconds[2:])
+    return batch.size / statistics.median(seconds[warmup:])
 
 
 def main() -> None:
@@ -64,10 +70,9 @@ def main() -> None:
     print("| layers x hidden | float32 | --bf16 | speed-up |")
     print("| --- | ---: | ---: | ---: |")
     for shape in args.shapes.split(","):
-        layers, hidden = (int(part) for part in shape.split("x"))
-        fp32, bf16 = (pairs_per_second(layers, hidden, bf16, batch, args.steps)
+        fp32, bf16 = (pairs_per_second(shape_config(shape, bf16=bf16), batch, args.steps)
                       for bf16 in (False, True))
-        print(f"| {layers} x {hidden} | {fp32:.0f} | {bf16:.0f} | {bf16 / fp32:.2f}x |")
+        print(f"| {shape.replace('x', ' x ')} | {fp32:.0f} | {bf16:.0f} | {bf16 / fp32:.2f}x |")
 
 
 if __name__ == "__main__":
