@@ -293,7 +293,8 @@ def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
     head = torch.nn.Linear(24, 5)  # an extra loss with parameters of its own, as distillation
 
     def gradients(chunk):
-        model.zero_grad(), head.zero_grad()
+        model.zero_grad()
+        head.zero_grad()
         loss = backward_loss(model, batch, replace(config, chunk_sentences=chunk),
                              torch.device("cpu"), lambda e, b: head(e).pow(2).mean())
         return loss, [p.grad.clone() for p in [*model.parameters(), *head.parameters()]]
