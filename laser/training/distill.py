@@ -5,7 +5,10 @@ English sentence, beside the translation-ranking loss.
 The teacher runs once per distinct English training sentence (cached in `WORK/teacher/`, see
 `teachers.py`); each training pair carries its English sentence's cache row. A linear projection
 head maps the student's output to the teacher's width during training only: it is saved in the
-resumable checkpoint, never in the exported model."""
+resumable checkpoint, never in the exported model. A new run starts the head at the
+least-squares fit of the starting student (`Distiller.fit_head`), not at random: a run that
+starts from a trained model (`--init`) would otherwise spend its first steps pulling that model
+towards a random projection of the teacher."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -89,9 +92,49 @@ class Distiller(nn.Module):
                      else nn.Linear(student_dim, targets.dim))
 
     def forward(self, embeddings: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+        return self.weight * distillation_loss(self.head(embeddings), self._both(rows, embeddings))
+
+    def _both(self, rows: np.ndarray, embeddings: torch.Tensor) -> torch.Tensor:
+        """Foreign i and English i share English i's target."""
         target = self.targets(rows).to(embeddings.device)
-        both = torch.cat([target, target])  # foreign i and English i share English i's target
-        return self.weight * distillation_loss(self.head(embeddings), both)
+        return torch.cat([target, target])
+
+    @torch.no_grad()
+    def fit_head(self, embeddings: torch.Tensor, rows: np.ndarray) -> HeadFit:
+        """Set a linear head to the ridge least-squares map from these embeddings (B foreign,
+        then B English) to their targets; an identity head is left as it is."""
+        targets = self._both(rows, embeddings)
+        before = self._cosine(embeddings, targets)
+        if isinstance(self.head, nn.Linear):
+            weight, bias = least_squares(embeddings, targets)
+            self.head.weight.copy_(weight)
+            self.head.bias.copy_(bias)
+        return HeadFit(len(embeddings), before, self._cosine(embeddings, targets))
+
+    def _cosine(self, embeddings: torch.Tensor, targets: torch.Tensor) -> float:
+        return F.cosine_similarity(self.head(embeddings), targets, dim=1).mean().item()
+
+
+@dataclass(frozen=True)
+class HeadFit:
+    """How well the projection head mapped the sample to its targets before and after the fit
+    (mean cosine)."""
+
+    sentences: int
+    cosine_before: float
+    cosine_after: float
+
+
+def least_squares(features: torch.Tensor, targets: torch.Tensor, ridge: float = 1e-3
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(weight, bias) minimising |features @ weight.T + bias - targets|^2 plus a ridge penalty
+    of `ridge` times the mean feature energy, solved in float64."""
+    x = torch.cat([features.double(), torch.ones(len(features), 1, dtype=torch.float64)], dim=1)
+    gram = x.T @ x
+    penalty = ridge * gram.diagonal()[:-1].mean() * torch.eye(len(gram), dtype=torch.float64)
+    penalty[-1, -1] = 0  # the bias is not penalised
+    solution = torch.linalg.solve(gram + penalty, x.T @ targets.double())
+    return solution[:-1].T.float(), solution[-1].float()
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
 
 # Batches of training pairs whose sentences score the units when --init narrows a model.
 SAMPLE_BATCHES = 8
+# Training batches (both sides) embedded to fit the projection head at the start of a run.
+HEAD_FIT_BATCHES = 8
 
 
 def encoder_params(config: TrainConfig) -> dict:
@@ -129,16 +131,26 @@ def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device:
                            config, extra)
         loss.backward()
         return loss.item()
-    pieces = list(zip(batch.tokens.split(chunk), batch.lengths.split(chunk)))
-    with torch.no_grad():
-        embeddings = torch.cat([_embed(model, tokens, lengths, config, device)
-                                for tokens, lengths in pieces])
+    pieces = _chunks(batch, chunk)
+    embeddings = _embed_detached(model, pieces, config, device)
     embeddings.requires_grad_(True)
     loss = _batch_loss(embeddings, batch, config, extra)
     loss.backward()
     for (tokens, lengths), gradient in zip(pieces, embeddings.grad.split(chunk)):
         _embed(model, tokens, lengths, config, device).backward(gradient)
     return loss.item()
+
+
+def _chunks(batch: Batch, chunk: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The batch's (tokens, lengths) in pieces of `chunk` sentences."""
+    return list(zip(batch.tokens.split(chunk), batch.lengths.split(chunk)))
+
+
+@torch.no_grad()
+def _embed_detached(model: nn.Module, pieces: Sequence[tuple[torch.Tensor, torch.Tensor]],
+                    config: "TrainConfig", device: torch.device) -> torch.Tensor:
+    """The pieces' embeddings, one piece at a time, without autograd."""
+    return torch.cat([_embed(model, tokens, lengths, config, device) for tokens, lengths in pieces])
 
 
 def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mapping,
@@ -246,6 +258,8 @@ class Trainer:
                 self._warm_start(Path(self.config.init))
             elif self.config.bow_steps:
                 self._initialise_embeddings()
+            if self.distiller is not None:
+                self._fit_head()
             return
         state = torch.load(self.checkpoint_path, map_location=self.device, weights_only=True)
         saved = TrainConfig.from_dict(state["config"])
@@ -265,6 +279,20 @@ class Trainer:
         started = warm_start(self.model, self.dictionary, init_files(directory),
                              lambda: self.sampler.sample(SAMPLE_BATCHES))
         self._log({"stage": "init", "from": str(directory), **asdict(started)})
+
+    def _fit_head(self) -> None:
+        """Start the projection head at the least-squares fit of the starting student on the
+        first HEAD_FIT_BATCHES training batches."""
+        batches = [self.sampler.batch(step) for step in range(HEAD_FIT_BATCHES)]
+        foreign, english = [], []
+        for batch in batches:
+            pieces = _chunks(batch, self.config.chunk_sentences or len(batch.tokens))
+            embeddings = _embed_detached(self.model, pieces, self.config, self.device)
+            foreign.append(embeddings[:batch.size])
+            english.append(embeddings[batch.size:])
+        fit = self.distiller.fit_head(torch.cat(foreign + english),
+                                      np.concatenate([batch.teacher_rows for batch in batches]))
+        self._log({"stage": "head", **asdict(fit)})
 
     def _initialise_embeddings(self) -> None:
         """Start from bag-of-subwords embeddings (trained once, kept in the work folder)."""

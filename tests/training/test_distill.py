@@ -20,7 +20,7 @@ from laser.models.files import ModelFiles
 from laser.training.config import BPEConfig, TrainConfig
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.distill import (Distiller, TeacherTargets, distillation_loss,
-                                    english_sentences, sentence_rows)
+                                    english_sentences, least_squares, sentence_rows)
 from laser.training.run import train
 from laser.training.teachers import ConcatTeacher, build_cache, cache_paths, make_teacher
 from laser.training.trainer import encoder_params
@@ -215,10 +215,44 @@ def test_distilled_run_exports_a_laser_checkpoint_without_the_head(tiny_corpus, 
         f"lstm.{w}_l0{s}" for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
         for s in ("", "_reverse")}
     assert Encoder(files).encode(["Guten Morgen."], lang="de").shape == (1, 24)
-    # Resumed with a longer schedule: the cache is reused, the head restored.
+    [fit] = [record for record in read_log(tmp_path / "work") if record.get("stage") == "head"]
+    assert fit["sentences"] == 2 * 8 * 8 and fit["cosine_after"] > fit["cosine_before"] + 0.1
+    # Resumed with a longer schedule: the cache is reused, the head restored, not fitted again.
     again = HashingTeacher()
     trainer = run(6, again)
     assert again.encoded == [] and trainer.step == 6
+    assert sum(record.get("stage") == "head" for record in read_log(tmp_path / "work")) == 1
+
+
+def test_least_squares_recovers_a_linear_map():
+    rng = np.random.default_rng(3)
+    features = torch.from_numpy(rng.standard_normal((200, 6)).astype(np.float32))
+    weight = torch.from_numpy(rng.standard_normal((4, 6)).astype(np.float32))
+    bias = torch.tensor([0.5, -1.0, 2.0, 0.0])
+    targets = features @ weight.T + bias
+    exact = least_squares(features, targets, ridge=0.0)
+    assert torch.allclose(exact[0], weight, atol=1e-4) and torch.allclose(exact[1], bias, atol=1e-4)
+    shrunk = least_squares(features, targets)
+    assert torch.allclose(shrunk[0], weight, atol=0.05) and shrunk[0].norm() < weight.norm()
+
+
+def test_head_fit_lowers_the_distillation_loss_of_a_trained_student():
+    torch.manual_seed(0)
+    model = BiLSTMEncoder(encoder_params(TrainConfig(vocab_size=40, embed_dim=8, hidden_size=6)))
+    english = [f"w{i} w{i + 1} w{i + 2}" for i in range(8)]
+    targets = TeacherTargets(HashingTeacher(dim=16).encode(english).astype(np.float16))
+    distiller = Distiller(12, targets, weight=1.0)
+    tokens = torch.randint(4, 40, (16, 5))
+    lengths = torch.full((16,), 5)
+    rows = np.arange(8)
+    with torch.no_grad():
+        embeddings = model(tokens, lengths)
+        before = distiller(embeddings, rows).item()
+        fit = distiller.fit_head(embeddings, rows)
+        after = distiller(embeddings, rows).item()
+    assert after < before and fit.sentences == 16
+    assert fit.cosine_before == pytest.approx(1 - before, abs=1e-5)
+    assert fit.cosine_after == pytest.approx(1 - after, abs=1e-5)
 
 
 def test_embedding_never_imports_the_teacher_packages():
