@@ -55,6 +55,10 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Embed each batch this many sentences at a time (a gradient cache: the "
                    "whole batch's gradients for one extra forward pass, holding one chunk's "
                    "activations), so that a larger --batch-size fits; 0: all at once.")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=TrainConfig.dropout,
+              show_default=True,
+              help="Dropout on the input of each BiLSTM layer (token embeddings and lower "
+                   "layers' outputs) while training; the exported model has none.")
 @click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
@@ -98,7 +102,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
                    "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
-          chunk_sentences, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
+          chunk_sentences, dropout, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
           init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages, seed,
           workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
@@ -120,7 +124,8 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          checkpoint_every=checkpoint_every, teacher=teacher or "",
                          distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16,
                          topic_clusters=topic_clusters, topic_band=topic_band,
-                         pool_batches=pool_batches, chunk_sentences=chunk_sentences)
+                         pool_batches=pool_batches, chunk_sentences=chunk_sentences,
+                         dropout=dropout)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError
@@ -80,6 +81,7 @@ class BiLSTMEncoder(nn.Module):
                                           self.hidden_size) for _ in self.directions)
             for layer in range(params["num_layers"]))
         self.output_dim = width
+        self.dropout = 0.0  # on each layer's input while training; not part of the checkpoint
 
     @classmethod
     def from_checkpoint(cls, checkpoint: Checkpoint) -> "BiLSTMEncoder":
@@ -121,6 +123,7 @@ class BiLSTMEncoder(nn.Module):
         valid = time_index < lengths.unsqueeze(0)  # (time, batch)
         reverse_index = torch.where(valid, lengths.unsqueeze(0) - 1 - time_index, time_index)
         for directions in self.layers:
+            x = F.dropout(x, self.dropout, self.training)
             outputs = [directions[0](x)[0]]
             if self.bidirectional:
                 backward = directions[1](_reverse_within_length(x, reverse_index))[0]

@@ -48,6 +48,7 @@ class TrainConfig:
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
     chunk_sentences: int = 0      # embed a batch this many sentences at a time; 0 = all at once
+    dropout: float = 0.0          # on each BiLSTM layer's input (token embeddings, lower layers)
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -123,8 +123,8 @@ def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device:
     """The batch's loss, its gradients accumulated. With config.chunk_sentences, the gradient
     cache of Gao et al. 2021: all sentences are embedded chunk by chunk without autograd, the
     loss is differentiated to those embeddings, then each chunk is embedded again and given its
-    slice of that gradient. The gradients are the whole batch's (the network is deterministic),
-    and only one chunk's activations are held at a time."""
+    slice of that gradient. The gradients are the whole batch's (each chunk's second pass
+    draws the dropout of its first), and only one chunk's activations are held at a time."""
     chunk = config.chunk_sentences
     if not chunk or len(batch.tokens) <= chunk:
         loss = _batch_loss(_embed(model, batch.tokens, batch.lengths, config, device), batch,
@@ -132,13 +132,28 @@ def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device:
         loss.backward()
         return loss.item()
     pieces = _chunks(batch, chunk)
-    embeddings = _embed_detached(model, pieces, config, device)
+    random_states = []
+    embeddings = _embed_detached(model, pieces, config, device, random_states)
     embeddings.requires_grad_(True)
     loss = _batch_loss(embeddings, batch, config, extra)
     loss.backward()
-    for (tokens, lengths), gradient in zip(pieces, embeddings.grad.split(chunk)):
+    for (tokens, lengths), gradient, state in zip(pieces, embeddings.grad.split(chunk),
+                                                  random_states):
+        _set_random_state(state, device)
         _embed(model, tokens, lengths, config, device).backward(gradient)
     return loss.item()
+
+
+def _random_state(device: torch.device) -> tuple:
+    """Torch's random state (CPU, and the device's when it is a GPU): the dropout masks."""
+    return torch.get_rng_state(), (torch.cuda.get_rng_state(device)
+                                    if device.type == "cuda" else None)
+
+
+def _set_random_state(state: tuple, device: torch.device) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state(state[1], device)
 
 
 def _chunks(batch: Batch, chunk: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -148,9 +163,16 @@ def _chunks(batch: Batch, chunk: int) -> list[tuple[torch.Tensor, torch.Tensor]]
 
 @torch.no_grad()
 def _embed_detached(model: nn.Module, pieces: Sequence[tuple[torch.Tensor, torch.Tensor]],
-                    config: "TrainConfig", device: torch.device) -> torch.Tensor:
-    """The pieces' embeddings, one piece at a time, without autograd."""
-    return torch.cat([_embed(model, tokens, lengths, config, device) for tokens, lengths in pieces])
+                    config: "TrainConfig", device: torch.device,
+                    random_states: Optional[list] = None) -> torch.Tensor:
+    """The pieces' embeddings, one piece at a time, without autograd; `random_states` receives
+    the random state before each piece, so that a second pass can draw the same dropout."""
+    embeddings = []
+    for tokens, lengths in pieces:
+        if random_states is not None:
+            random_states.append(_random_state(device))
+        embeddings.append(_embed(model, tokens, lengths, config, device))
+    return torch.cat(embeddings)
 
 
 def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mapping,
@@ -231,6 +253,7 @@ class Trainer:
         self.device = torch.device(device)
         torch.manual_seed(config.seed)
         self.model = BiLSTMEncoder(encoder_params(config))
+        self.model.dropout = config.dropout
         initialise_embeddings(self.model.embed_tokens)
         self.model.to(self.device).train()
         self.distiller = (Distiller(2 * config.hidden_size, targets, config.distill_weight)
@@ -285,11 +308,13 @@ class Trainer:
         first HEAD_FIT_BATCHES training batches."""
         batches = [self.sampler.batch(step) for step in range(HEAD_FIT_BATCHES)]
         foreign, english = [], []
+        self.model.eval()
         for batch in batches:
             pieces = _chunks(batch, self.config.chunk_sentences or len(batch.tokens))
             embeddings = _embed_detached(self.model, pieces, self.config, self.device)
             foreign.append(embeddings[:batch.size])
             english.append(embeddings[batch.size:])
+        self.model.train()
         fit = self.distiller.fit_head(torch.cat(foreign + english),
                                       np.concatenate([batch.teacher_rows for batch in batches]))
         self._log({"stage": "head", **asdict(fit)})
@@ -344,7 +369,7 @@ class Trainer:
         self._log({"event": "start", "step": self.step, "steps": config.steps,
                    "teacher": config.teacher, "bf16": config.bf16,
                    "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
-                   "pool_batches": config.pool_batches,
+                   "pool_batches": config.pool_batches, "dropout": config.dropout,
                    "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)

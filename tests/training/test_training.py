@@ -280,16 +280,22 @@ def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
     assert losses[-1] < 0.5 * losses[0]
 
 
+def _padded_batch(sentences: int, vocab: int) -> Batch:
+    """`sentences` random left-padded sentences of 3-9 tokens as pairs of a batch."""
+    lengths = torch.randint(3, 10, (sentences,))
+    tokens = torch.randint(4, vocab, (sentences, 9))
+    for row, length in enumerate(lengths):
+        tokens[row, :9 - length] = 1
+    pairs = sentences // 2
+    return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
+
+
 @pytest.mark.parametrize("bf16", [False, True])
 def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
     model = BiLSTMEncoder(encoder_params(config)).train()
-    lengths = torch.randint(3, 10, (20,))
-    tokens = torch.randint(4, 60, (20, 9))
-    for row, length in enumerate(lengths):
-        tokens[row, :9 - length] = 1  # left padding
-    batch = Batch(tokens, lengths, torch.zeros(10, 10, dtype=torch.bool), ["xx"] * 10)
+    batch = _padded_batch(20, 60)
     head = torch.nn.Linear(24, 5)  # an extra loss with parameters of its own, as distillation
 
     def gradients(chunk):
@@ -309,6 +315,60 @@ def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
             else:
                 torch.testing.assert_close(found, expected, rtol=1e-4, atol=1e-6)
     assert all(g.norm() > 0 for g in whole)
+
+
+def test_dropout_acts_only_while_training():
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2)
+    plain = BiLSTMEncoder(encoder_params(config))
+    dropped = BiLSTMEncoder(encoder_params(config))
+    dropped.load_state_dict(plain.state_dict())
+    dropped.dropout = 0.3
+    batch = _padded_batch(8, 60)
+    first, second = (dropped.train()(batch.tokens, batch.lengths) for _ in range(2))
+    assert not torch.equal(first, second)
+    assert torch.equal(dropped.eval()(batch.tokens, batch.lengths),
+                       plain.eval()(batch.tokens, batch.lengths))
+
+
+def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks():
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2,
+                         chunk_sentences=7)
+    model = BiLSTMEncoder(encoder_params(config)).train()
+    model.dropout = 0.3
+    batch = _padded_batch(20, 60)
+    pieces = list(zip(batch.tokens.split(7), batch.lengths.split(7)))
+
+    def gradients(loss_of_batch):
+        model.zero_grad()
+        torch.manual_seed(5)
+        loss = loss_of_batch()
+        return loss, [p.grad.clone() for p in model.parameters()]
+
+    def chunks_with_autograd():  # the same masks in the same order, one graph for the batch
+        embeddings = torch.cat([model(tokens, lengths) for tokens, lengths in pieces])
+        loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
+        loss.backward()
+        return loss.item()
+
+    expected_loss, expected = gradients(chunks_with_autograd)
+    loss, found = gradients(lambda: backward_loss(model, batch, config, torch.device("cpu")))
+    assert loss == pytest.approx(expected_loss, rel=1e-6)
+    for want, got in zip(expected, found):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_a_run_with_dropout_logs_it_and_exports_a_deterministic_model(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "plain", tmp_path / "m1", 4)
+    train(tiny_corpus, tmp_path / "dropout", tmp_path / "m2", 4, "--dropout", "0.2")
+    assert read_log(tmp_path / "dropout")[1]["dropout"] == 0.2
+    plain, dropped = weights(tmp_path / "plain"), weights(tmp_path / "dropout")
+    assert not torch.equal(plain["model"]["embed_tokens.weight"],
+                           dropped["model"]["embed_tokens.weight"])
+    encoder = Encoder(ModelFiles.from_dir(tmp_path / "m2"))
+    assert np.array_equal(encoder.encode(["Guten Morgen."], "de"),
+                          encoder.encode(["Guten Morgen."], "de"))
 
 
 def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
