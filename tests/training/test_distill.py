@@ -224,6 +224,18 @@ def test_distilled_run_exports_a_laser_checkpoint_without_the_head(tiny_corpus, 
     assert sum(record.get("stage") == "head" for record in read_log(tmp_path / "work")) == 1
 
 
+def test_head_fit_sees_the_student_without_dropout(tiny_corpus, tmp_path):
+    def head_fit(work, dropout):
+        config = TrainConfig(embed_dim=16, hidden_size=12, batch_size=8, steps=1, eval_every=1,
+                             warmup=1, bow_steps=3, teacher="hash", dropout=dropout)
+        train(tiny_corpus, tmp_path / f"model-{work}", tmp_path / work, config,
+              BPEConfig(merges=300), name="tiny", progress=False, teacher=HashingTeacher())
+        [fit] = [r for r in read_log(tmp_path / work) if r.get("stage") == "head"]
+        return fit
+
+    assert head_fit("dropout", 0.5) == head_fit("plain", 0.0)
+
+
 def test_least_squares_recovers_a_linear_map():
     rng = np.random.default_rng(3)
     features = torch.from_numpy(rng.standard_normal((200, 6)).astype(np.float32))
