@@ -17,11 +17,18 @@ times in one run, alternating, best of --repeats:
                  un-packed one-layer LSTM per direction), what runs on a GPU;
 * `laser int8` — our encoder with `quantize="int8"`: the int8 ONNX graph (DynamicQuantizeLSTM,
                  per-channel, reduce-range) in ONNX Runtime, fed the same batches;
+* `laser fp16` — our torch network in float16 (`quantize="fp16"`), for GPUs;
 * the machine's sgemm GFLOP/s, and the share of the BiLSTM's FLOP limit each reaches (the
   limit: sgemm GFLOP/s divided by the FLOPs one token costs).
 
+Each row's output is compared with the first row's (max |diff|, cosines). With `--device cuda`
+the official algorithm and our torch runtimes run on the GPU (ONNX Runtime rows are CPU-only),
+sgemm is the GPU's float32 matrix product, and `--no-tf32` turns off the TensorFloat-32 cuDNN
+kernels torch allows in LSTMs by default.
+
     python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
                                 [--runtimes official,fp32,torch-fp32,int8]
+    python bench/embed_speed.py --device cuda --runtimes official,torch-fp32,fp16
 """
 from __future__ import annotations
 
@@ -93,13 +100,20 @@ def flops_per_token(params: dict) -> float:
     return float(total)
 
 
-def sgemm_gflops(size: int = 2048, repeats: int = 10) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def sgemm_gflops(device: str, size: int = 2048, repeats: int = 10) -> float:
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
     a @ b
+    synchronize(device)
     start = time.perf_counter()
     for _ in range(repeats):
         a @ b
+    synchronize(device)
     return 2 * size ** 3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def synchronize(device: str) -> None:
+    if device != "cpu":
+        torch.cuda.synchronize(device)
 
 
 class OfficialLstm(nn.Module):
@@ -147,7 +161,8 @@ def official_batches(lengths: np.ndarray, max_tokens: int) -> list[np.ndarray]:
     return batches
 
 
-def run_official(model: OfficialLstm, sequences: list[list[int]], max_tokens: int) -> np.ndarray:
+def run_official(model: OfficialLstm, sequences: list[list[int]], max_tokens: int,
+                 device: str = "cpu") -> np.ndarray:
     """The official SentenceEncoder.encode_sentences loop, rows restored to input order."""
     lengths = np.array([len(s) for s in sequences])
     order, rows = [], []
@@ -156,7 +171,8 @@ def run_official(model: OfficialLstm, sequences: list[list[int]], max_tokens: in
             tokens = torch.full((len(batch), lengths[batch[0]]), PAD, dtype=torch.long)
             for row, index in enumerate(batch):
                 tokens[row, :lengths[index]] = torch.tensor(sequences[index])
-            rows.append(model(tokens, torch.from_numpy(lengths[batch])).numpy())
+            pooled = model(tokens.to(device), torch.from_numpy(lengths[batch]))
+            rows.append(pooled.cpu().numpy())
             order.extend(batch)
     return np.vstack(rows)[np.argsort(order, kind="quicksort")]
 
@@ -167,11 +183,13 @@ def timed(function, *args):
     return result, time.perf_counter() - start
 
 
-RUNTIMES = ("official", "fp32", "torch-fp32", "int8")
+RUNTIMES = ("official", "fp32", "torch-fp32", "int8", "fp16")
+CPU_ONLY = ("fp32", "int8")
 ROW_NAMES = {"official": "official SentenceEncoder algorithm (fp32)",
              "fp32": "laser (ours, fp32: onnxruntime, the CPU default)",
              "torch-fp32": "laser (ours, fp32, --runtime torch)",
-             "int8": "laser (ours, --quantize int8: onnxruntime int8)"}
+             "int8": "laser (ours, --quantize int8: onnxruntime int8)",
+             "fp16": "laser (ours, --quantize fp16: torch float16)"}
 
 
 def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, dict, dict]:
@@ -181,13 +199,14 @@ def load_runners(directory: Path, args: argparse.Namespace) -> tuple[Encoder, di
     files = ModelFiles(checkpoint_path, directory / "bpe.fcodes", directory / "bpe.fvocab")
     encoder = Encoder(files, max_tokens=args.max_tokens)
     checkpoint = load_checkpoint(checkpoint_path)
+    on_device = partial(Encoder, files, max_tokens=args.max_tokens, device=args.device)
     makers = {
-        "official": lambda: partial(run_official, OfficialLstm(checkpoint).eval(),
-                                    max_tokens=args.max_tokens),
+        "official": lambda: partial(run_official, OfficialLstm(checkpoint).eval().to(args.device),
+                                    max_tokens=args.max_tokens, device=args.device),
         "fp32": lambda: encoder.encode_ids,
-        "torch-fp32": lambda: Encoder(files, max_tokens=args.max_tokens,
-                                      runtime="torch").encode_ids,
+        "torch-fp32": lambda: on_device(runtime="torch").encode_ids,
         "int8": lambda: Encoder(files, max_tokens=args.max_tokens, quantize="int8").encode_ids,
+        "fp16": lambda: on_device(quantize="fp16").encode_ids,
     }
     return encoder, {name: makers[name]() for name in args.runtimes}, checkpoint
 
@@ -201,13 +220,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3,
                         help="alternating runs of each encoder; the best is kept")
-    parser.add_argument("--runtimes", default=",".join(RUNTIMES),
-                        help=f"comma-separated subset of {','.join(RUNTIMES)}")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES[:4]),
+                        help=f"comma-separated subset of {','.join(RUNTIMES)}; the first is "
+                             "the reference of the others' outputs")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (official and torch rows)")
+    parser.add_argument("--no-tf32", action="store_true",
+                        help="no TensorFloat-32 in cuDNN's LSTMs (torch allows it by default)")
     args = parser.parse_args()
     args.runtimes = args.runtimes.split(",")
     unknown = set(args.runtimes) - set(RUNTIMES)
     if unknown:
         parser.error(f"unknown runtimes {', '.join(sorted(unknown))}; choose from {RUNTIMES}")
+    if args.device != "cpu" and set(args.runtimes) & set(CPU_ONLY):
+        parser.error(f"{', '.join(CPU_ONLY)} run in ONNX Runtime on the CPU only")
+    torch.backends.cudnn.allow_tf32 = not args.no_tf32
     if args.threads:
         torch.set_num_threads(args.threads)
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # what ONNX Runtime sessions read
@@ -230,22 +256,24 @@ def main() -> None:
     best = dict.fromkeys(runs, float("inf"))
     outputs, gflops = {}, 0.0
     for _ in range(args.repeats):  # alternate and keep the best, so a busy moment hurts none
-        gflops = max(gflops, sgemm_gflops())
+        gflops = max(gflops, sgemm_gflops(args.device))
         for name, run in runs.items():
             outputs[name], seconds = timed(run, sequences)
             best[name] = min(best[name], seconds)
     print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, sgemm {gflops:.1f} GFLOP/s")
+          f"{torch.get_num_threads()} threads, {device_name(args)}, sgemm {gflops:.1f} GFLOP/s")
     print(f"model: LASER1 shape, {sum(t.numel() for t in checkpoint.state.values()) / 1e6:.1f}M "
           f"parameters, {per_token / 1e6:.1f} MFLOP per token")
     print(f"input: {n_sentences} dev sentences ({', '.join(corpus)}), {n_tokens} tokens "
           f"incl. </s>, {unknown} <unk>; preprocessing+BPE {n_sentences / prep_seconds:.0f} sent/s")
-    reference = outputs.get(ROW_NAMES["fp32"])
+    reference_name = ROW_NAMES[args.runtimes[0]]
+    reference = outputs[reference_name]
     for name, output in outputs.items():
-        if reference is not None and name != ROW_NAMES["fp32"]:
+        if name != reference_name:
             cosine = row_cosines(output, reference)
-            print(f"{name} vs ours fp32: max |diff| {np.abs(output - reference).max():.2e}, "
-                  f"median cosine {np.median(cosine):.5f}, min {cosine.min():.5f}")
+            print(f"{name} vs {args.runtimes[0]}: max |diff| "
+                  f"{np.abs(output - reference).max():.2e}, median cosine "
+                  f"{np.median(cosine):.5f}, min {cosine.min():.5f}")
     print()
     print("| encoder | seconds | sentences/s | tokens/s | GFLOP/s (fp32 equiv.) | share of sgemm "
           f"| vs {args.runtimes[0]} |")
@@ -255,6 +283,13 @@ def main() -> None:
         achieved = n_tokens * per_token / seconds / 1e9
         print(f"| {name} | {seconds:.2f} | {n_sentences / seconds:.1f} | {n_tokens / seconds:.0f} "
               f"| {achieved:.1f} | {achieved / gflops:.0%} | {baseline / seconds:.2f}x |")
+
+
+def device_name(args: argparse.Namespace) -> str:
+    if args.device == "cpu":
+        return "cpu"
+    tf32 = "off" if args.no_tf32 else "on"
+    return f"{torch.cuda.get_device_name(args.device)} (cuDNN TF32 {tf32})"
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:

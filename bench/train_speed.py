@@ -5,9 +5,11 @@ Times the optimiser step `laser train` takes (`laser.training.trainer._optimise`
 ranking loss, backward pass, clipping, Adam) on random batches of --batch-size pairs of
 8-40-token sentences, for each shape of --shapes (LAYERSxHIDDEN, 256-d embeddings, the shipped
 model's 29,133-token vocabulary), with torch's --threads threads; prints pairs per second, the
-median of --steps steps after two warm-up steps. No data or teacher is needed.
+median of --steps steps after two warm-up steps. No data or teacher is needed. `--device cuda`
+times the same steps on a GPU (`laser train --device cuda`).
 
     python bench/train_speed.py [--shapes 1x320,2x320,3x320,1x512,2x512] [--threads 2]
+    python bench/train_speed.py --device cuda --shapes 2x288 --batch-size 2048
 """
 from __future__ import annotations
 
@@ -43,15 +45,17 @@ def shape_config(shape: str, **settings) -> TrainConfig:
     return TrainConfig(vocab_size=VOCABULARY, hidden_size=hidden, num_layers=layers, **settings)
 
 
-def pairs_per_second(config: TrainConfig, batch: Batch, steps: int, warmup: int = 2) -> float:
-    """Pairs per second of the median of `steps` optimiser steps on `batch`, after `warmup`."""
+def pairs_per_second(config: TrainConfig, batch: Batch, steps: int, device: str = "cpu",
+                     warmup: int = 2) -> float:
+    """Pairs per second of the median of `steps` optimiser steps on `batch`, after `warmup`
+    (each step ends with the loss read back, so a GPU has finished it)."""
     torch.manual_seed(0)
-    model = BiLSTMEncoder(encoder_params(config)).train()
+    model = BiLSTMEncoder(encoder_params(config)).to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     seconds = []
     for step in range(steps + warmup):
         started = time.perf_counter()
-        _optimise(model, optimizer, config, step, batch, torch.device("cpu"))
+        _optimise(model, optimizer, config, step, batch, torch.device(device))
         seconds.append(time.perf_counter() - started)
     return batch.size / statistics.median(seconds[warmup:])
 
@@ -62,16 +66,19 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     batch = random_batch(args.batch_size)
-    print(f"pairs/s per training step, batch {args.batch_size} pairs, {args.threads} threads, "
+    where = (f"{args.threads} threads" if args.device == "cpu"
+             else torch.cuda.get_device_name(args.device))
+    print(f"pairs/s per training step, batch {args.batch_size} pairs, {where}, "
           f"torch {torch.__version__}, median of {args.steps} steps")
     print("| layers x hidden | float32 | --bf16 | speed-up |")
     print("| --- | ---: | ---: | ---: |")
     for shape in args.shapes.split(","):
-        fp32, bf16 = (pairs_per_second(shape_config(shape, bf16=bf16), batch, args.steps)
-                      for bf16 in (False, True))
+        fp32, bf16 = (pairs_per_second(shape_config(shape, bf16=bf16), batch, args.steps,
+                                       args.device) for bf16 in (False, True))
         print(f"| {shape.replace('x', ' x ')} | {fp32:.0f} | {bf16:.0f} | {bf16 / fp32:.2f}x |")
 
 

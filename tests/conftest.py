@@ -34,6 +34,22 @@ def read_fixture_lines(path: Path) -> list[str]:
     return lines
 
 
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cpu",
+                     help="where the tests marked `device` run torch: cpu (default) or cuda")
+
+
+@pytest.fixture(scope="session")
+def device(request) -> str:
+    """The torch device of the tests marked `device` (`--device`; cpu unless a GPU is asked for)."""
+    name = request.config.getoption("--device")
+    if name != "cpu":
+        import torch
+        if not torch.cuda.is_available():
+            pytest.exit(f"--device {name}: torch sees no CUDA device", returncode=4)
+    return name
+
+
 @pytest.fixture(autouse=True)
 def empty_laser_home(tmp_path_factory, monkeypatch):
     """An empty download cache: commands pick a language's official model when it is downloaded

@@ -19,11 +19,13 @@ TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def runtimes(encoder):
-    """The parity model in ONNX Runtime (the CPU default) and in torch."""
-    return {"onnxruntime": encoder, "torch": Encoder.load(str(PARITY_MODEL), runtime="torch")}
+def runtimes(encoder, device):
+    """The parity model in ONNX Runtime (the CPU default) and in torch on --device."""
+    return {"onnxruntime": encoder,
+            "torch": Encoder.load(str(PARITY_MODEL), runtime="torch", device=device)}
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("runtime", ["onnxruntime", "torch"])
 @pytest.mark.parametrize("stem", PARITY_STEMS)
 def test_embeddings_match_official_encoder(runtimes, expected_embeddings, stem, runtime):

@@ -32,8 +32,8 @@ def _inputs(stem):
 
 
 @functools.cache
-def _torch_encoder():
-    return Encoder.load(str(PARITY2_MODEL), runtime="torch")
+def _torch_encoder(device: str):
+    return Encoder.load(str(PARITY2_MODEL), runtime="torch", device=device)
 
 
 def run(*args, input=None):
@@ -75,10 +75,11 @@ def test_score_ties_are_broken_as_spm_encode_breaks_them(laser2_encoder):
         assert got == [expected[n - 1] for n in lines], stem
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("stem", PARITY2_STEMS)
 @pytest.mark.parametrize("runtime", ["auto", "torch"])
-def test_embeddings_match_the_official_encoder(laser2_encoder, stem, runtime):
-    encoder = laser2_encoder if runtime == "auto" else _torch_encoder()
+def test_embeddings_match_the_official_encoder(laser2_encoder, device, stem, runtime):
+    encoder = laser2_encoder if runtime == "auto" else _torch_encoder(device)
     got = encoder.encode(_inputs(stem), fixture_language(stem))
     expected = np.load(EXPECTED / f"{stem}.npy")
     assert got.shape == expected.shape and got.dtype == np.float32

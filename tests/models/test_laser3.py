@@ -38,8 +38,8 @@ def model_dir(name: str):
 
 
 @pytest.fixture(scope="module")
-def encoders():
-    return {name: Encoder.load(str(model_dir(name))) for name in CHECKPOINTS}
+def encoders(device):
+    return {name: Encoder.load(str(model_dir(name)), device=device) for name in CHECKPOINTS}
 
 
 def _inputs(stem):
@@ -70,6 +70,7 @@ def test_ids_start_with_bos_only_where_the_cfg_says(encoders):
     assert encoders["C"].dictionary[piece] == encoders["A"].dictionary[piece] > 3
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("stem", PARITY3_STEMS)
 @pytest.mark.parametrize("name", CHECKPOINTS)
 def test_embeddings_match_the_official_encoder(encoders, name, stem):

@@ -172,12 +172,14 @@ def test_cli_records_quantization_and_runtime_in_the_sidecar(encoders, tmp_path)
     assert np.array_equal(np.load(tmp_path / "fp32.npy"), encoders[0].encode(sentences, "fr"))
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("model", ["default", str(PARITY3 / "model" / "A"),
                                    str(PARITY3 / "model" / "C")])
-def test_fp16_runs_the_torch_network_in_float16_and_returns_float32_rows(model):
-    """What `--device cuda --quantize fp16` runs; torch runs float16 on the CPU too, so the
-    same network is checked here without a GPU."""
-    fp32, fp16 = Encoder.load(model, runtime="torch"), Encoder.load(model, quantize="fp16")
+def test_fp16_runs_the_torch_network_in_float16_and_returns_float32_rows(model, device):
+    """What `--device cuda --quantize fp16` runs, against float32 on the CPU; torch runs float16
+    on the CPU too, so the same network is checked without a GPU as well."""
+    fp32 = Encoder.load(model, runtime="torch")
+    fp16 = Encoder.load(model, quantize="fp16", device=device)
     assert fp16.runtime == TORCH_RUNTIME and not graph_path("x").parent.exists()
     assert {parameter.dtype for parameter in fp16.model.parameters()} == {torch.float16}
     sentences = (french_dev(50) if model == "default"

@@ -260,12 +260,13 @@ def test_fresh_encoder_round_trips_through_official_state():
     assert torch.equal(model(tokens, lengths), copy(tokens, lengths))
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
-def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
+def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16, device):
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, lr=1e-2, warmup=1,
                          steps=40, bf16=bf16)
-    model = BiLSTMEncoder(encoder_params(config)).train()
+    model = BiLSTMEncoder(encoder_params(config)).to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     tokens = torch.randint(4, 60, (16, 9))
     tokens[8:] = tokens[:8]  # each "translation" is its sentence: the ranking task is learnable
@@ -273,7 +274,7 @@ def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16):
     seen = []
     first_lstm = model.layers[0][0]
     first_lstm.register_forward_hook(lambda module, inputs, output: seen.append(output[0].dtype))
-    losses = [_optimise(model, optimizer, config, step, batch, torch.device("cpu"))
+    losses = [_optimise(model, optimizer, config, step, batch, torch.device(device))
               for step in range(40)]
     assert set(seen) == {torch.bfloat16 if bf16 else torch.float32}
     assert {p.dtype for p in model.parameters()} == {torch.float32}
@@ -290,19 +291,20 @@ def _padded_batch(sentences: int, vocab: int) -> Batch:
     return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
 
 
+@pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
-def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
+def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16, device):
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
-    model = BiLSTMEncoder(encoder_params(config)).train()
+    model = BiLSTMEncoder(encoder_params(config)).to(device).train()
     batch = _padded_batch(20, 60)
-    head = torch.nn.Linear(24, 5)  # an extra loss with parameters of its own, as distillation
+    head = torch.nn.Linear(24, 5).to(device)  # an extra loss with parameters of its own
 
     def gradients(chunk):
         model.zero_grad()
         head.zero_grad()
         loss = backward_loss(model, batch, replace(config, chunk_sentences=chunk),
-                             torch.device("cpu"), lambda e, b: head(e).pow(2).mean())
+                             torch.device(device), lambda e, b: head(e).pow(2).mean())
         return loss, [p.grad.clone() for p in [*model.parameters(), *head.parameters()]]
 
     whole_loss, whole = gradients(0)
@@ -317,28 +319,30 @@ def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16):
     assert all(g.norm() > 0 for g in whole)
 
 
-def test_dropout_acts_only_while_training():
+@pytest.mark.device
+def test_dropout_acts_only_while_training(device):
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2)
-    plain = BiLSTMEncoder(encoder_params(config))
-    dropped = BiLSTMEncoder(encoder_params(config))
+    plain = BiLSTMEncoder(encoder_params(config)).to(device)
+    dropped = BiLSTMEncoder(encoder_params(config)).to(device)
     dropped.load_state_dict(plain.state_dict())
     dropped.dropout = 0.3
     batch = _padded_batch(8, 60)
-    first, second = (dropped.train()(batch.tokens, batch.lengths) for _ in range(2))
+    tokens, lengths = batch.tokens.to(device), batch.lengths.to(device)
+    first, second = (dropped.train()(tokens, lengths) for _ in range(2))
     assert not torch.equal(first, second)
-    assert torch.equal(dropped.eval()(batch.tokens, batch.lengths),
-                       plain.eval()(batch.tokens, batch.lengths))
+    assert torch.equal(dropped.eval()(tokens, lengths), plain.eval()(tokens, lengths))
 
 
-def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks():
+@pytest.mark.device
+def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks(device):
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2,
                          chunk_sentences=7)
-    model = BiLSTMEncoder(encoder_params(config)).train()
+    model = BiLSTMEncoder(encoder_params(config)).to(device).train()
     model.dropout = 0.3
     batch = _padded_batch(20, 60)
-    pieces = list(zip(batch.tokens.split(7), batch.lengths.split(7)))
+    pieces = list(zip(batch.tokens.to(device).split(7), batch.lengths.to(device).split(7)))
 
     def gradients(loss_of_batch):
         model.zero_grad()
@@ -353,15 +357,18 @@ def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks():
         return loss.item()
 
     expected_loss, expected = gradients(chunks_with_autograd)
-    loss, found = gradients(lambda: backward_loss(model, batch, config, torch.device("cpu")))
+    loss, found = gradients(lambda: backward_loss(model, batch, config, torch.device(device)))
     assert loss == pytest.approx(expected_loss, rel=1e-6)
     for want, got in zip(expected, found):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
 
 
-def test_a_run_with_dropout_logs_it_and_exports_a_deterministic_model(tiny_corpus, tmp_path):
-    train(tiny_corpus, tmp_path / "plain", tmp_path / "m1", 4)
-    train(tiny_corpus, tmp_path / "dropout", tmp_path / "m2", 4, "--dropout", "0.2")
+@pytest.mark.device
+def test_a_run_with_dropout_logs_it_and_exports_a_deterministic_model(tiny_corpus, tmp_path,
+                                                                       device):
+    train(tiny_corpus, tmp_path / "plain", tmp_path / "m1", 4, "--device", device)
+    train(tiny_corpus, tmp_path / "dropout", tmp_path / "m2", 4, "--dropout", "0.2",
+          "--device", device)
     assert read_log(tmp_path / "dropout")[1]["dropout"] == 0.2
     plain, dropped = weights(tmp_path / "plain"), weights(tmp_path / "dropout")
     assert not torch.equal(plain["model"]["embed_tokens.weight"],
@@ -380,8 +387,9 @@ def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
         assert torch.allclose(tensor, chunked["model"][name], atol=1e-5), name
 
 
-def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
-    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
+@pytest.mark.device
+def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path, device):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16", "--device", device)
     assert read_log(tmp_path / "work")[1]["bf16"] is True
     checkpoint = load_checkpoint(ModelFiles.from_dir(tmp_path / "model").encoder)
     assert all(t.dtype == torch.float16 for t in checkpoint.state.values())
