@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..training.config import BPEConfig, TrainConfig
+from ..training.config import BPEConfig, TrainConfig, check_bf16
 from .common import examples, main
 
 DIR = click.Path(file_okay=False, path_type=Path)
@@ -99,7 +99,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
 @click.option("--bf16", is_flag=True,
               help="Run the forward pass in bfloat16 (torch autocast; weights, loss and optimiser "
-                   "stay float32): 2.1-2.6x faster on a CPU with AMX (docs/training.md).")
+                   "stay float32): 2.1-2.6x faster on a CPU with AMX; CPU only "
+                   "(docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
           chunk_sentences, dropout, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
@@ -113,6 +114,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     from ..models.encoder import check_device
     from ..training.run import set_threads, train as run_training
     from ..training.teachers import check_teacher
+    check_bf16(bf16, device)
     check_device(device)
     if teacher:
         check_teacher(teacher)

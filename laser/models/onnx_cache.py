@@ -27,7 +27,7 @@ from .registry import laser_home
 CACHE_DIR = "onnx"  # under $LASER_HOME
 # Part of the cached file's name: raise it when the graph builder, its metadata or the
 # quantisation settings change, so that graphs built by an earlier version are not reused.
-GRAPH_VERSION = 2
+GRAPH_VERSION = 3
 METADATA_KEY = "laser.network"
 
 
@@ -64,12 +64,13 @@ def cache_bilstm(network: Network, files: ModelFiles, quantize: Optional[str]) -
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             _write_graph(network, quantize, tmp)
-        session = OnnxEncoder.load(path)
     except (OSError, LaserError) as error:
         warnings.warn(f"the {precision(quantize)} ONNX graph cannot be cached ({error}); "
                       "building it for this run only", stacklevel=4)
         with tempfile.TemporaryDirectory(prefix="laser-onnx-") as tmp:
             session = OnnxEncoder.load(_write_graph(network, quantize, Path(tmp) / path.name))
+    else:
+        session = OnnxEncoder.load(path)
     return Network(session, network.dictionary, BILSTM, network.generation, network.pooling,
                    network.prepend_bos)
 

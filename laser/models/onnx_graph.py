@@ -30,6 +30,10 @@ from onnx import TensorProto, helper, numpy_helper
 from .bilstm import WEIGHT_NAMES, Checkpoint
 
 OPSET = 17
+# The model format version written, the oldest that OPSET needs, rather than the installed onnx's
+# newest: ONNX Runtime refuses graphs of a newer format than its own (onnx 1.23 writes 14,
+# onnxruntime 1.30 reads up to 13), and every onnxruntime this package allows reads 8.
+IR_VERSION = 8
 TORCH_TO_ONNX_GATES = [0, 3, 1, 2]  # ONNX (i, o, f, c) from torch (i, f, g, o)
 OUTPUT = "sentence_embeddings"
 
@@ -67,7 +71,7 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
                                        ["batch", len(suffixes) * hidden])],
         initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="laser")
+                              producer_name="laser", ir_version=IR_VERSION)
     helper.set_model_props(model, metadata or {})
     onnx.checker.check_model(model)
     return model

@@ -6,6 +6,7 @@ through the same batched loop as the torch networks (`laser.models.sequences.emb
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
@@ -15,12 +16,20 @@ if TYPE_CHECKING:
     import onnx
     import onnxruntime
 
+from ..errors import LaserError
 from .sequences import embed_in_batches
 
 # The most padded tokens one batch holds, whatever max_tokens allows: small batches ran 1-49%
 # faster than 6,000 tokens, and 500 was within 5% of the best size for every model and precision
 # measured (bench/batch_tokens.py, docs/performance.md).
 BATCH_TOKENS = 500
+
+
+def _short_reason(message: str) -> str:
+    """ONNX Runtime's error message on one line, without its status prefix and the C++ source
+    location and signature it names."""
+    message = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", message.splitlines()[-1])
+    return re.sub(r":/\S*onnxruntime_src/.*?\) (?=[A-Z])", ": ", message)
 
 
 def requested_threads() -> Optional[int]:
@@ -57,8 +66,14 @@ class OnnxEncoder:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
-        session = onnxruntime.InferenceSession(source, options,
-                                               providers=["CPUExecutionProvider"])
+        try:
+            session = onnxruntime.InferenceSession(source, options,
+                                                   providers=["CPUExecutionProvider"])
+        except Exception as error:  # noqa: BLE001 - ONNX Runtime's errors derive from Exception
+            name = "the graph" if isinstance(source, bytes) else source
+            reason = _short_reason(str(error).strip() or type(error).__name__)
+            raise LaserError(f"onnxruntime {onnxruntime.__version__} cannot load {name}: {reason} "
+                             "(--runtime torch runs the network in torch)") from None
         width = session.get_outputs()[0].shape[1]
         return cls(session, int(width), threads or requested_threads() or usable_cores())
 

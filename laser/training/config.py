@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Mapping
 
+from ..errors import LaserError
+
 
 @dataclass(frozen=True)
 class BPEConfig:
@@ -54,3 +56,12 @@ class TrainConfig:
     def from_dict(cls, values: Mapping) -> "TrainConfig":
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in names})
+
+
+def check_bf16(bf16: bool, device: str) -> None:
+    """Refuse `--bf16` off the CPU: on CUDA, torch's autocast runs cuDNN's LSTMs in float16
+    whatever dtype it is given (an H200 ran them so), and float16 without loss scaling lets
+    small gradients vanish."""
+    if bf16 and str(device) != "cpu":
+        raise LaserError(f"--bf16 runs on the CPU only: on {device} torch's autocast would run "
+                         "the LSTMs in float16; train in float32 there")

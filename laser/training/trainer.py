@@ -25,7 +25,7 @@ from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler
-from .config import ARCHITECTURE_FIELDS, TrainConfig
+from .config import ARCHITECTURE_FIELDS, TrainConfig, check_bf16
 from .distill import Distiller, TeacherTargets
 from .warm_start import init_files, warm_start
 
@@ -250,6 +250,7 @@ class Trainer:
         self.config, self.sampler, self.dev = config, sampler, dev
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.dictionary, self.work_dir = dictionary, work_dir
+        check_bf16(config.bf16, device)
         self.device = torch.device(device)
         torch.manual_seed(config.seed)
         self.model = BiLSTMEncoder(encoder_params(config))

@@ -15,6 +15,7 @@ import torch
 from laser.errors import LaserError
 from laser.models.encoder import Encoder, check_runtime
 from laser.models.onnx_cache import METADATA_KEY, graph_path
+from laser.models.onnx_graph import IR_VERSION
 from laser.models.onnx_runtime import OnnxEncoder
 
 from conftest import PARITY, PARITY3, PARITY_MODEL, ROOT, read_fixture_lines
@@ -41,7 +42,7 @@ def test_the_cpu_default_is_the_cached_fp32_graph_equal_to_torch(torch_rows):
     assert isinstance(encoder.model, OnnxEncoder) and encoder.runtime.startswith("onnxruntime ")
     [path] = graph_path("x").parent.iterdir()  # no temp file beside it
     assert path == graph_path(encoder.files.sha256())
-    assert path.name.endswith(".fp32.v2.onnx")
+    assert path.name.endswith(".fp32.v3.onnx")
     graph = onnx.load(str(path))
     checkpoint = torch.load(PARITY_MODEL / "encoder.pt", weights_only=True)
     layers = [node.op_type for node in graph.graph.node].count("LSTM")
@@ -50,6 +51,26 @@ def test_the_cpu_default_is_the_cached_fp32_graph_equal_to_torch(torch_rows):
     assert facts["dictionary"] == checkpoint["dictionary"] and facts["prepend_bos"] is False
     rows = encoder.encode(LINES, "fr")
     assert rows.dtype == np.float32 and np.abs(rows - torch_rows).max() <= 1e-6
+
+
+@pytest.mark.parametrize("quantize", [None, "int8"])
+def test_graphs_are_written_in_the_oldest_format_their_opset_needs(quantize):
+    """Not the installed onnx's newest format: an older ONNX Runtime would refuse the graph."""
+    encoder = Encoder.load(str(PARITY_MODEL), quantize=quantize)
+    graph = onnx.load(str(graph_path(encoder.files.sha256(), quantize)))
+    assert graph.ir_version == IR_VERSION < onnx.IR_VERSION
+
+
+def test_a_graph_onnxruntime_cannot_load_is_a_one_line_error(tmp_path):
+    encoder = Encoder.load(str(PARITY_MODEL))
+    graph = onnx.load(str(graph_path(encoder.files.sha256())))
+    graph.ir_version = onnx.IR_VERSION + 50  # a format from the future
+    onnx.save_model(graph, str(tmp_path / "future.onnx"))
+    with pytest.raises(LaserError) as refused:
+        OnnxEncoder.load(tmp_path / "future.onnx")
+    message = str(refused.value)
+    assert "\n" not in message and "future.onnx" in message and "--runtime torch" in message
+    assert message.startswith("onnxruntime ") and "IR version" in message
 
 
 def test_a_cached_graph_embeds_without_torch_in_a_fresh_process(tmp_path):

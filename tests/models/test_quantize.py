@@ -59,7 +59,7 @@ def test_int8_bilstm_runs_an_int8_graph_in_onnx_runtime(encoders, module_home):
     assert int8.dim == fp32.dim and int8.quantize == "int8" and fp32.quantize is None
     assert int8.runtime == fp32.runtime == ORT_RUNTIME
     [path] = (module_home / "onnx").glob("*int8*")
-    assert path.name == f"{fp32.files.sha256()}.int8.v2.onnx"
+    assert path.name == f"{fp32.files.sha256()}.int8.v3.onnx"
     ops = [node.op_type for node in onnx.load(str(path)).graph.node]
     assert ops.count("DynamicQuantizeLSTM") == 1 and "LSTM" not in ops  # the model's one layer
 
@@ -104,7 +104,8 @@ def test_int8_graph_is_built_once_per_checkpoint_and_reused_with_the_asked_threa
     vectors = first.encode(sentences, "fr")
     assert np.array_equal(encoders[1].encode(sentences, "fr"), vectors)  # built elsewhere, same
     # batches run side by side: int8 rows move by a hair with their batch companions, no more
-    assert cosines(second.encode(sentences, "fr"), vectors).min() >= 0.9999
+    # (activations are quantized per batch: 0.99968 at the least with 16 cores against one)
+    assert cosines(second.encode(sentences, "fr"), vectors).min() >= 0.999
 
 
 def test_unwritable_cache_builds_the_graph_for_this_run_only(encoders, tmp_path, monkeypatch):

@@ -263,6 +263,8 @@ def test_fresh_encoder_round_trips_through_official_state():
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16, device):
+    if bf16 and device != "cpu":
+        pytest.skip("--bf16 is refused off the CPU")
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, lr=1e-2, warmup=1,
                          steps=40, bf16=bf16)
@@ -294,6 +296,8 @@ def _padded_batch(sentences: int, vocab: int) -> Batch:
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16, device):
+    if bf16 and device != "cpu":
+        pytest.skip("--bf16 is refused off the CPU")
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
     model = BiLSTMEncoder(encoder_params(config)).to(device).train()
@@ -387,11 +391,20 @@ def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
         assert torch.allclose(tensor, chunked["model"][name], atol=1e-5), name
 
 
-@pytest.mark.device
-def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path, device):
-    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16", "--device", device)
+def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
     assert read_log(tmp_path / "work")[1]["bf16"] is True
     checkpoint = load_checkpoint(ModelFiles.from_dir(tmp_path / "model").encoder)
     assert all(t.dtype == torch.float16 for t in checkpoint.state.values())
     embeddings = Encoder(ModelFiles.from_dir(tmp_path / "model")).encode(["Guten Morgen."], "de")
     assert embeddings.shape == (1, 24) and np.isfinite(embeddings).all()
+
+
+def test_bf16_off_the_cpu_is_refused_before_any_work(tiny_corpus, tmp_path):
+    """On CUDA torch's autocast runs cuDNN's LSTMs in float16, not bfloat16 (seen on an H200)."""
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16",
+                    "--device", "cuda")
+    assert result.exit_code != 0 and not (tmp_path / "work").exists()
+    assert "--bf16 runs on the CPU only" in result.output and "Traceback" not in result.output
+    with pytest.raises(LaserError, match="CPU only"):
+        Trainer(TrainConfig(bf16=True), None, {}, {}, tmp_path, device="cuda:0")
