@@ -50,14 +50,6 @@ def device(request) -> str:
     return name
 
 
-def bilstm_tolerance(device: str) -> float:
-    """How far a BiLSTM's rows may be from the official encoder's (fixtures made on a CPU): 1e-5
-    on the CPU; on a GPU, cuDNN runs LSTMs in TensorFloat-32 (torch's default
-    `torch.backends.cudnn.allow_tf32`, which the official encoder runs under too), up to 4.6e-5
-    away on an H200."""
-    return 1e-5 if device == "cpu" else 1e-4
-
-
 @pytest.fixture(autouse=True)
 def empty_laser_home(tmp_path_factory, monkeypatch):
     """An empty download cache: commands pick a language's official model when it is downloaded

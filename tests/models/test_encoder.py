@@ -13,8 +13,7 @@ from laser.models import registry
 from laser.models.files import ModelFiles
 from laser.models.resolve import resolve_model
 
-from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, bilstm_tolerance, fixture_language, \
-    read_fixture_lines
+from conftest import PARITY, PARITY_MODEL, PARITY_STEMS, fixture_language, read_fixture_lines
 
 TOLERANCE = 1e-5
 
@@ -35,7 +34,7 @@ def test_embeddings_match_official_encoder(runtimes, expected_embeddings, device
     got = runtimes[runtime].encode(lines, lang=fixture_language(stem))
     expected = expected_embeddings[stem]
     assert got.dtype == np.float32 and got.shape == expected.shape
-    assert np.abs(got - expected).max() <= bilstm_tolerance(device if runtime == "torch" else "cpu")
+    assert np.abs(got - expected).max() <= TOLERANCE
 
 
 def test_result_does_not_depend_on_batch_companions(encoder):

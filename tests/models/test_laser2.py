@@ -18,8 +18,8 @@ from laser.models.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.models.preprocessing import SentencePiecePreprocessor
 
-from conftest import PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, bilstm_tolerance, \
-    fixture_language, read_fixture_lines
+from conftest import PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, fixture_language, \
+    read_fixture_lines
 
 EXPECTED = PARITY2 / "expected"
 # Where sentencepiece 0.2.3 breaks exact score ties unlike spm_encode (fixture README; line
@@ -83,7 +83,7 @@ def test_embeddings_match_the_official_encoder(laser2_encoder, device, stem, run
     got = encoder.encode(_inputs(stem), fixture_language(stem))
     expected = np.load(EXPECTED / f"{stem}.npy")
     assert got.shape == expected.shape and got.dtype == np.float32
-    assert np.abs(got - expected).max() <= bilstm_tolerance(device if runtime == "torch" else "cpu")
+    assert np.abs(got - expected).max() <= 1e-5
 
 
 def test_blank_lines_are_one_end_of_sentence_step(laser2_encoder):
