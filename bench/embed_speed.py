@@ -23,8 +23,8 @@ times in one run, alternating, best of --repeats:
 
 Each row's output is compared with the first row's (max |diff|, cosines). With `--device cuda`
 the official algorithm and our torch runtimes run on the GPU (ONNX Runtime rows are CPU-only),
-sgemm is the GPU's float32 matrix product, and `--no-tf32` turns off the TensorFloat-32 cuDNN
-kernels torch allows in LSTMs by default.
+sgemm is the GPU's float32 matrix product, and `--no-tf32` turns off for the official algorithm
+the TensorFloat-32 cuDNN kernels torch allows LSTMs by default (ours turn them off themselves).
 
     python bench/embed_speed.py [--sentences 3000] [--languages fra] [--repeats 3]
                                 [--runtimes official,fp32,torch-fp32,int8]
