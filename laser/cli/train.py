@@ -59,6 +59,9 @@ DIR = click.Path(file_okay=False, path_type=Path)
               show_default=True,
               help="Dropout on the input of each BiLSTM layer (token embeddings and lower "
                    "layers' outputs) while training; the exported model has none.")
+@click.option("--embedding-dropout", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="Dropout on the token embeddings instead of --dropout's rate (0: only the "
+                   "upper layers' inputs get dropout).  [default: --dropout]")
 @click.option("--steps", type=click.IntRange(min=1), default=TrainConfig.steps, show_default=True,
               help="Total optimiser steps (raise it and rerun to train longer).")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.lr,
@@ -103,7 +106,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
                    "(docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
-          chunk_sentences, dropout, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
+          chunk_sentences, dropout, embedding_dropout, steps, lr, warmup, scale, margin, max_length, bow_steps, bow_lr,
           init_dir, teacher, distill_weight, eval_every, checkpoint_every, eval_languages, seed,
           workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
@@ -127,7 +130,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16,
                          topic_clusters=topic_clusters, topic_band=topic_band,
                          pool_batches=pool_batches, chunk_sentences=chunk_sentences,
-                         dropout=dropout)
+                         dropout=dropout, embedding_dropout=embedding_dropout)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,

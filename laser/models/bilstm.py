@@ -81,7 +81,10 @@ class BiLSTMEncoder(nn.Module):
                                           self.hidden_size) for _ in self.directions)
             for layer in range(params["num_layers"]))
         self.output_dim = width
-        self.dropout = 0.0  # on each layer's input while training; not part of the checkpoint
+        # on each layer's input while training (not part of the checkpoint); the token
+        # embeddings, the first layer's input, get `embedding_dropout` when it is set
+        self.dropout = 0.0
+        self.embedding_dropout: float | None = None
 
     @classmethod
     def from_checkpoint(cls, checkpoint: Checkpoint) -> "BiLSTMEncoder":
@@ -122,14 +125,20 @@ class BiLSTMEncoder(nn.Module):
         time_index = torch.arange(steps, device=tokens.device).unsqueeze(1)
         valid = time_index < lengths.unsqueeze(0)  # (time, batch)
         reverse_index = torch.where(valid, lengths.unsqueeze(0) - 1 - time_index, time_index)
-        for directions in self.layers:
-            x = F.dropout(x, self.dropout, self.training)
+        for layer, directions in enumerate(self.layers):
+            x = F.dropout(x, self._dropout_before(layer), self.training)
             outputs = [directions[0](x)[0]]
             if self.bidirectional:
                 backward = directions[1](_reverse_within_length(x, reverse_index))[0]
                 outputs.append(_reverse_within_length(backward, reverse_index))
             x = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
             yield x, valid
+
+
+    def _dropout_before(self, layer: int) -> float:
+        if layer == 0 and self.embedding_dropout is not None:
+            return self.embedding_dropout
+        return self.dropout
 
 
 def max_pool(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:

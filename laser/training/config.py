@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ..errors import LaserError
 
@@ -51,6 +51,7 @@ class TrainConfig:
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
     chunk_sentences: int = 0      # embed a batch this many sentences at a time; 0 = all at once
     dropout: float = 0.0          # on each BiLSTM layer's input (token embeddings, lower layers)
+    embedding_dropout: Optional[float] = None  # on the token embeddings instead; None = dropout
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "TrainConfig":

@@ -255,6 +255,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         self.model = BiLSTMEncoder(encoder_params(config))
         self.model.dropout = config.dropout
+        self.model.embedding_dropout = config.embedding_dropout
         initialise_embeddings(self.model.embed_tokens)
         self.model.to(self.device).train()
         self.distiller = (Distiller(2 * config.hidden_size, targets, config.distill_weight)
@@ -371,6 +372,7 @@ class Trainer:
                    "teacher": config.teacher, "bf16": config.bf16,
                    "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
                    "pool_batches": config.pool_batches, "dropout": config.dropout,
+                   "embedding_dropout": config.embedding_dropout,
                    "time": started})
         while self.step < config.steps:
             batch = self.sampler.batch(self.step)

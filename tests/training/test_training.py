@@ -338,6 +338,22 @@ def test_dropout_acts_only_while_training(device):
     assert torch.equal(dropped.eval()(tokens, lengths), plain.eval()(tokens, lengths))
 
 
+@pytest.mark.parametrize("layers, dropout, embedding_dropout, dropped", [
+    (1, 0.5, 0.0, False),  # one layer: its only input is the token embeddings, spared
+    (2, 0.5, 0.0, True),   # the second layer's input still gets dropout
+    (1, 0.0, 0.5, True),   # the embeddings alone
+])
+def test_embedding_dropout_sets_the_rate_of_the_first_layers_input(layers, dropout,
+                                                                   embedding_dropout, dropped):
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=layers)
+    model = BiLSTMEncoder(encoder_params(config))
+    model.dropout, model.embedding_dropout = dropout, embedding_dropout
+    batch = _padded_batch(8, 60)
+    training = model.train()(batch.tokens, batch.lengths)
+    assert torch.equal(training, model.eval()(batch.tokens, batch.lengths)) != dropped
+
+
 @pytest.mark.device
 def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks(device):
     torch.manual_seed(0)
@@ -374,12 +390,23 @@ def test_a_run_with_dropout_logs_it_and_exports_a_deterministic_model(tiny_corpu
     train(tiny_corpus, tmp_path / "dropout", tmp_path / "m2", 4, "--dropout", "0.2",
           "--device", device)
     assert read_log(tmp_path / "dropout")[1]["dropout"] == 0.2
+    assert read_log(tmp_path / "dropout")[1]["embedding_dropout"] is None
     plain, dropped = weights(tmp_path / "plain"), weights(tmp_path / "dropout")
     assert not torch.equal(plain["model"]["embed_tokens.weight"],
                            dropped["model"]["embed_tokens.weight"])
     encoder = Encoder(ModelFiles.from_dir(tmp_path / "m2"))
     assert np.array_equal(encoder.encode(["Guten Morgen."], "de"),
                           encoder.encode(["Guten Morgen."], "de"))
+
+
+def test_embedding_dropout_0_spares_a_one_layer_network_entirely(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "plain", tmp_path / "m1", 4)
+    train(tiny_corpus, tmp_path / "spared", tmp_path / "m2", 4, "--dropout", "0.2",
+          "--embedding-dropout", "0")
+    assert read_log(tmp_path / "spared")[1]["embedding_dropout"] == 0.0
+    plain, spared = weights(tmp_path / "plain"), weights(tmp_path / "spared")
+    for name, tensor in plain["model"].items():
+        assert torch.equal(tensor, spared["model"][name]), name
 
 
 def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
