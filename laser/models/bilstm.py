@@ -134,7 +134,6 @@ class BiLSTMEncoder(nn.Module):
             x = torch.cat(outputs, dim=2) if len(outputs) > 1 else outputs[0]
             yield x, valid
 
-
     def _dropout_before(self, layer: int) -> float:
         if layer == 0 and self.embedding_dropout is not None:
             return self.embedding_dropout

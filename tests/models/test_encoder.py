@@ -28,7 +28,7 @@ def runtimes(encoder, device):
 @pytest.mark.device
 @pytest.mark.parametrize("runtime", ["onnxruntime", "torch"])
 @pytest.mark.parametrize("stem", PARITY_STEMS)
-def test_embeddings_match_official_encoder(runtimes, expected_embeddings, device, stem, runtime):
+def test_embeddings_match_official_encoder(runtimes, expected_embeddings, stem, runtime):
     lines = read_fixture_lines(PARITY / "inputs" / f"{stem}.txt")
     assert runtimes[runtime].runtime.startswith(runtime)
     got = runtimes[runtime].encode(lines, lang=fixture_language(stem))

@@ -79,8 +79,8 @@ def test_a_cached_graph_embeds_without_torch_in_a_fresh_process(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(PARITY_MODEL), str(tmp_path / "rows.npy"),
          json.dumps(LINES)], cwd=ROOT, capture_output=True, text=True, timeout=120,
-        env={**os.environ,
-             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     assert done.returncode == 0, done.stderr
     runtime, heavy = json.loads(done.stdout)
     assert runtime.startswith("onnxruntime ") and heavy == []
