@@ -129,9 +129,11 @@ def least_squares(features: torch.Tensor, targets: torch.Tensor, ridge: float = 
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """(weight, bias) minimising |features @ weight.T + bias - targets|^2 plus a ridge penalty
     of `ridge` times the mean feature energy, solved in float64."""
-    x = torch.cat([features.double(), torch.ones(len(features), 1, dtype=torch.float64)], dim=1)
+    x = torch.cat([features.double(), torch.ones(len(features), 1, dtype=torch.float64,
+                                                      device=features.device)], dim=1)
     gram = x.T @ x
-    penalty = ridge * gram.diagonal()[:-1].mean() * torch.eye(len(gram), dtype=torch.float64)
+    penalty = ridge * gram.diagonal()[:-1].mean() * torch.eye(len(gram), dtype=torch.float64,
+                                                                    device=gram.device)
     penalty[-1, -1] = 0  # the bias is not penalised
     solution = torch.linalg.solve(gram + penalty, x.T @ targets.double())
     return solution[:-1].T.float(), solution[-1].float()

@@ -300,9 +300,11 @@ class Trainer:
         self.step, self.best_error = state["step"], state["best_error"]
 
     def _warm_start(self, directory: Path) -> None:
-        """Start from a trained model's weights instead of bag-of-subwords embeddings."""
-        started = warm_start(self.model, self.dictionary, init_files(directory),
+        """Start from a trained model's weights instead of bag-of-subwords embeddings (copied
+        on the CPU, where the init model is loaded, then moved back to the training device)."""
+        started = warm_start(self.model.cpu(), self.dictionary, init_files(directory),
                              lambda: self.sampler.sample(SAMPLE_BATCHES))
+        self.model.to(self.device)
         self._log({"stage": "init", "from": str(directory), **asdict(started)})
 
     def _fit_head(self) -> None:

@@ -147,6 +147,24 @@ def test_a_run_distils_from_a_laser_model(tiny_corpus, tmp_path):
     assert student.encode(["Guten Morgen."], "de").shape == (1, 24)
 
 
+@pytest.mark.device
+def test_a_distilled_run_from_a_trained_model_narrows_and_fits_its_head_on_the_device(
+        tiny_corpus, tmp_path, device):
+    """`--init` (narrowed) with `--teacher` on `--device`: the warm start and the head's
+    least-squares fit once mixed CPU and GPU tensors."""
+    result = invoke(tiny_corpus, tmp_path / "w1", tmp_path / "wide", 2, "--layers", "2")
+    assert result.exit_code == 0, result.output
+    result = invoke(tiny_corpus, tmp_path / "w2", tmp_path / "student", 2, "--init",
+                    str(tmp_path / "wide"), "--layers", "2", "--hidden-size", "8",
+                    "--teacher", str(PARITY_MODEL), "--device", device)
+    assert result.exit_code == 0, result.output
+    init, head = read_log(tmp_path / "w2")[:2]
+    assert init["stage"] == "init" and init["hidden_from"] == 12
+    assert head["stage"] == "head" and head["cosine_after"] > head["cosine_before"]
+    student = Encoder(ModelFiles.from_dir(tmp_path / "student"))
+    assert student.encode(["Guten Morgen."], "de").shape == (1, 16)
+
+
 def test_every_pair_maps_to_its_english_sentence(tiny_corpus):
     files = find_pair_files(tiny_corpus / "train")
     sentences = english_sentences(files)
@@ -236,11 +254,12 @@ def test_head_fit_sees_the_student_without_dropout(tiny_corpus, tmp_path):
     assert head_fit("dropout", 0.5) == head_fit("plain", 0.0)
 
 
-def test_least_squares_recovers_a_linear_map():
+@pytest.mark.device
+def test_least_squares_recovers_a_linear_map(device):
     rng = np.random.default_rng(3)
-    features = torch.from_numpy(rng.standard_normal((200, 6)).astype(np.float32))
-    weight = torch.from_numpy(rng.standard_normal((4, 6)).astype(np.float32))
-    bias = torch.tensor([0.5, -1.0, 2.0, 0.0])
+    features = torch.from_numpy(rng.standard_normal((200, 6)).astype(np.float32)).to(device)
+    weight = torch.from_numpy(rng.standard_normal((4, 6)).astype(np.float32)).to(device)
+    bias = torch.tensor([0.5, -1.0, 2.0, 0.0], device=device)
     targets = features @ weight.T + bias
     exact = least_squares(features, targets, ridge=0.0)
     assert torch.allclose(exact[0], weight, atol=1e-4) and torch.allclose(exact[1], bias, atol=1e-4)
