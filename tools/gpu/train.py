@@ -1,0 +1,154 @@
+"""On the leased GPU machine: unpack the training data (`pack.py`), then train one variant of
+the v2 recipe from the packed --init model for a wall-clock budget, keeping the best-by-dev
+export. The library's Trainer does the work; only the dev xsim is computed in torch, since
+faiss's wheel does not fit beside the data. See docs/training.md, "Training on a leased GPU".
+
+    python3 tools/gpu/train.py unpack .gpu/data /tmp/gw
+    python3 tools/gpu/train.py run .gpu/data /tmp/gw A --dropout 0.05 --embedding-dropout 0.2 --seconds 360
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import laser.training.trainer as trainer_module
+from laser.subwords.fastbpe import read_vocab
+from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev_sets
+from laser.training.config import TrainConfig
+from laser.training.distill import TeacherTargets
+from laser.training.prepare import make_dictionary
+from laser.training.run import largest_languages
+from laser.training.topics import TopicGrouping
+from laser.training.trainer import Trainer, embed_ids, export_model
+
+PROBE_STEPS = 30  # steps timed to fit the run's length (and its cosine schedule) to the budget
+EVALUATIONS = 30
+
+
+def torch_dev_errors(model, dev, device) -> dict[str, tuple[float, float]]:
+    """The trainer's dev xsim (nearest by cosine, both directions), in torch."""
+    errors = {}
+    for lang, (sources, pivots) in dev.items():
+        x = F.normalize(torch.from_numpy(embed_ids(model, sources, device)).float(), dim=1)
+        y = F.normalize(torch.from_numpy(embed_ids(model, pivots, device)).float(), dim=1)
+        similarity, truth = x @ y.T, torch.arange(len(x))
+        errors[lang] = ((similarity.argmax(1) != truth).float().mean().item(),
+                        (similarity.argmax(0) != truth).float().mean().item())
+    return errors
+
+
+def save_ids(folder: Path, stem: str, tokens: np.ndarray, lengths: np.ndarray) -> None:
+    np.save(folder / f"{stem}.tokens.npy", tokens.astype(np.int32))
+    np.save(folder / f"{stem}.offsets.npy", np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]))
+
+
+def unpack(packed: Path, work: Path) -> None:
+    """WORK/ids-train and WORK/ids-dev in the layout `laser train` writes."""
+    index = json.loads((packed / "index.json").read_text())
+    tokens = np.frombuffer(lzma.open(packed / "tokens.u16.xz").read(), dtype=np.uint16)
+    lengths = np.frombuffer(lzma.open(packed / "lengths.u16.xz").read(), dtype=np.uint16)
+    folder = work / "ids-train"
+    folder.mkdir(parents=True, exist_ok=True)
+    token_at = length_at = 0
+    for lang in index["languages"]:
+        for side in ("src", "eng"):
+            sizes = lengths[length_at:length_at + index["pairs"][lang]].astype(np.int64)
+            save_ids(folder, f"{lang}.{side}", tokens[token_at:token_at + sizes.sum()], sizes)
+            token_at, length_at = token_at + int(sizes.sum()), length_at + len(sizes)
+    assert (token_at, length_at) == (len(tokens), len(lengths)), "the packed streams disagree"
+    (work / "ids-dev").mkdir(exist_ok=True)
+    dev = np.load(work / "dev.npz")
+    for key in (k for k in dev.files if k.endswith(".tokens")):
+        stem = key[: -len(".tokens")]
+        save_ids(work / "ids-dev", stem, dev[key], dev[f"{stem}.lengths"].astype(np.int64))
+    print(f"unpacked {len(index['languages'])} languages, {len(tokens)} tokens", flush=True)
+
+
+def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
+    return [LanguagePairs(lang, TokenArrays.load(folder / f"{lang}.src"),
+                          TokenArrays.load(folder / f"{lang}.eng"),
+                          None if rows is None else rows[lang].astype(np.int64))
+            for lang in languages]
+
+
+def recipe(dictionary: dict, init: Path, args) -> TrainConfig:
+    """The v2 recipe (docs/training.md, run GA), with this variant's dropout and lr."""
+    return TrainConfig(vocab_size=len(dictionary), embed_dim=256, hidden_size=288, num_layers=2,
+                       batch_size=args.batch_size, steps=10 ** 9, lr=args.lr, warmup=10,
+                       alpha=0.5, teacher="use", distill_weight=1.0, init=str(init),
+                       topic_clusters=1024, topic_band=64, dropout=args.dropout,
+                       embedding_dropout=args.embedding_dropout)
+
+
+def run(args) -> None:
+    torch.set_num_threads(args.threads)
+    trainer_module.dev_errors = torch_dev_errors
+    work, index = args.work, json.loads((args.packed / "index.json").read_text())
+    pairs = language_pairs(work / "ids-train", index["languages"], np.load(work / "rows.npz"))
+    targets = TeacherTargets(np.load(work / "teacher" / "use.f16.npy", mmap_mode="r"), (512,))
+    dictionary = make_dictionary(read_vocab(work / "bpe.fvocab"))
+    config = recipe(dictionary, args.packed / "init", args)
+    sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
+                           config.pool_batches,
+                           TopicGrouping(np.load(work / "topics.npy"), config.topic_band))
+    dev_languages = [p.name[: -len(".src.tokens.npy")] for p in (work / "ids-dev").glob("*.src.tokens.npy")]
+    evaluated = largest_languages(pairs, dev_languages, 20)
+    dev = dev_sets(language_pairs(work / "ids-dev", evaluated), config.max_length, 1000)
+    run_dir, output = work / f"run-{args.name}", work / f"out-{args.name}"
+    run_dir.mkdir(exist_ok=True)
+    trainer = Trainer(config, sampler, dev, dictionary, run_dir, args.device, False, targets)
+    print(f"{args.name}: start dev {100 * trainer.evaluate(stage='start'):.2f}%", flush=True)
+    train_for(trainer, args.seconds, lambda model: export_model(
+        model, dictionary, work / "bpe.fcodes", work / "bpe.fvocab", output, "laser-default"), args.name)
+    (work / f"best-{args.name}.txt").write_text(f"{trainer.best_error}\n")
+
+
+def train_for(trainer: Trainer, seconds: float, export, name: str) -> None:
+    """Time the first steps, set config.steps to fill `seconds`, evaluate EVALUATIONS times."""
+    config, started, every = trainer.config, time.time(), 10 ** 9
+    while trainer.step < config.steps:
+        loss = trainer.train_step(trainer.sampler.batch(trainer.step))
+        if trainer.step == PROBE_STEPS:
+            per_step = (time.time() - started) / PROBE_STEPS
+            config.steps = PROBE_STEPS + max(0, int(0.9 * (seconds - (time.time() - started)) / per_step))
+            every = max(20, config.steps // EVALUATIONS)
+            print(f"{name}: {config.batch_size / per_step:.0f} pairs/s, {config.steps} steps",
+                  flush=True)
+        if trainer.step % every == 0 or trainer.step == config.steps:
+            error = trainer.evaluate(loss=loss, seconds=time.time() - started)
+            if error < trainer.best_error:
+                trainer.best_error = error
+                export(trainer.model)
+            print(f"{name}: step {trainer.step} dev {100 * error:.2f}% "
+                  f"({time.time() - started:.0f} s)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("unpack", "run"):
+        command = commands.add_parser(name)
+        command.add_argument("packed", type=Path)
+        command.add_argument("work", type=Path)
+    variant = commands.choices["run"]
+    variant.add_argument("name")
+    variant.add_argument("--dropout", type=float, default=0.05)
+    variant.add_argument("--embedding-dropout", type=float, default=0.2)
+    variant.add_argument("--lr", type=float, default=3e-4)
+    variant.add_argument("--seconds", type=float, default=360)
+    variant.add_argument("--batch-size", type=int, default=2048)
+    variant.add_argument("--threads", type=int, default=5)
+    variant.add_argument("--device", default="cuda")
+    args = parser.parse_args()
+    unpack(args.packed, args.work) if args.command == "unpack" else run(args)
+
+
+if __name__ == "__main__":
+    main()
