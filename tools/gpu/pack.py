@@ -1,9 +1,9 @@
 """Pack a prepared `laser train` work folder for a leased GPU machine whose calls carry at most
 64 MiB: the teacher's inputs (the distinct English sentences; the teacher runs there) and the
 token ids (uint16, xz) with the --init model travel in two calls. See docs/training.md,
-"Training on a leased GPU".
+"On a leased GPU with a 64 MiB transfer limit".
 
-    python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu
+    python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu [--topic-clusters 1024]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from laser.training.teachers import sentences_digest
 CHECK_ROWS = 512  # teacher rows the GPU machine compares with this machine's cache
 
 
-def pack_teacher_inputs(work: Path, train_dir: Path, out: Path) -> None:
+def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: int) -> None:
     """english.txt.xz (cache row order), rows.npz, check.npz, topics, BPE files, dev ids."""
     files = find_pair_files(train_dir)
     sentences = english_sentences(files)
@@ -34,9 +34,10 @@ def pack_teacher_inputs(work: Path, train_dir: Path, out: Path) -> None:
     rows = sentence_rows(files, sentences)
     np.savez_compressed(out / "rows.npz", **{lang: r.astype(np.int32) for lang, r in rows.items()})
     cache = np.load(work / TEACHER_DIR / "use.f16.npy", mmap_mode="r")
-    picked = np.sort(np.random.default_rng(0).choice(len(cache), CHECK_ROWS, replace=False))
+    picked = np.sort(np.random.default_rng(0).choice(len(cache), min(CHECK_ROWS, len(cache)),
+                                                         replace=False))
     np.savez(out / "check.npz", rows=picked, vectors=np.asarray(cache[picked]))
-    shutil.copy(work / TEACHER_DIR / "use.topics-1024.npy", out / "topics.npy")
+    shutil.copy(work / TEACHER_DIR / f"use.topics-{topic_clusters}.npy", out / "topics.npy")
     for name in ("bpe.fcodes", "bpe.fvocab"):
         shutil.copy(work / name, out / name)
     np.savez_compressed(out / "dev.npz", **id_arrays(work / "ids-dev"))
@@ -79,10 +80,12 @@ def main() -> None:
     parser.add_argument("train_dir", type=Path, help="the corpus's train folder")
     parser.add_argument("init", type=Path, help="the model to start from (--init)")
     parser.add_argument("out", type=Path, help="gets teacher/ and data/ (ignore it in git)")
+    parser.add_argument("--topic-clusters", type=int, default=1024,
+                        help="the run's --topic-clusters (its teacher clusters travel)")
     args = parser.parse_args()
     for part in ("teacher", "data"):
         (args.out / part).mkdir(parents=True, exist_ok=True)
-    pack_teacher_inputs(args.work, args.train_dir, args.out / "teacher")
+    pack_teacher_inputs(args.work, args.train_dir, args.out / "teacher", args.topic_clusters)
     pack_training_data(args.work, args.init, args.out / "data")
 
 

@@ -1,10 +1,11 @@
 """On the leased GPU machine: unpack the training data (`pack.py`), then train one variant of
-the v2 recipe from the packed --init model for a wall-clock budget, keeping the best-by-dev
-export. The library's Trainer does the work; only the dev xsim is computed in torch, since
-faiss's wheel does not fit beside the data. See docs/training.md, "Training on a leased GPU".
+a recipe (TrainConfig fields in JSON; recipe-ga.json is run GA's) from the packed --init model
+for a wall-clock budget, keeping the best-by-dev export. The library's Trainer does the work;
+only the dev xsim is computed in torch, since faiss's wheel does not fit beside the data. See
+docs/training.md, "On a leased GPU with a 64 MiB transfer limit".
 
     python3 tools/gpu/train.py unpack .gpu/data /tmp/gw
-    python3 tools/gpu/train.py run .gpu/data /tmp/gw A --dropout 0.05 --embedding-dropout 0.2 --seconds 360
+    python3 tools/gpu/train.py run .gpu/data /tmp/gw B --dropout 0.1 --seconds 360
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from laser.training.run import largest_languages
 from laser.training.topics import TopicGrouping
 from laser.training.trainer import Trainer, embed_ids, export_model
 
+RECIPE = Path(__file__).with_name("recipe-ga.json")
 PROBE_STEPS = 30  # steps timed to fit the run's length (and its cosine schedule) to the budget
 EVALUATIONS = 30
 
@@ -46,7 +48,8 @@ def torch_dev_errors(model, dev, device) -> dict[str, tuple[float, float]]:
 
 def save_ids(folder: Path, stem: str, tokens: np.ndarray, lengths: np.ndarray) -> None:
     np.save(folder / f"{stem}.tokens.npy", tokens.astype(np.int32))
-    np.save(folder / f"{stem}.offsets.npy", np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]))
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    np.save(folder / f"{stem}.offsets.npy", offsets)
 
 
 def unpack(packed: Path, work: Path) -> None:
@@ -79,12 +82,12 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
 
 
 def recipe(dictionary: dict, init: Path, args) -> TrainConfig:
-    """The v2 recipe (docs/training.md, run GA), with this variant's dropout and lr."""
-    return TrainConfig(vocab_size=len(dictionary), embed_dim=256, hidden_size=288, num_layers=2,
-                       batch_size=args.batch_size, steps=10 ** 9, lr=args.lr, warmup=10,
-                       alpha=0.5, teacher="use", distill_weight=1.0, init=str(init),
-                       topic_clusters=1024, topic_band=64, dropout=args.dropout,
-                       embedding_dropout=args.embedding_dropout)
+    """The recipe file's settings, with this variant's dropout and lr where given."""
+    values = json.loads(args.recipe.read_text())
+    values.update({name: getattr(args, name) for name in ("dropout", "embedding_dropout", "lr")
+                   if getattr(args, name) is not None})
+    return TrainConfig.from_dict({**values, "vocab_size": len(dictionary), "steps": 10 ** 9,
+                                  "init": str(init)})
 
 
 def run(args) -> None:
@@ -98,15 +101,19 @@ def run(args) -> None:
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
                            config.pool_batches,
                            TopicGrouping(np.load(work / "topics.npy"), config.topic_band))
-    dev_languages = [p.name[: -len(".src.tokens.npy")] for p in (work / "ids-dev").glob("*.src.tokens.npy")]
+    dev_languages = [path.name[: -len(".src.tokens.npy")]
+                     for path in (work / "ids-dev").glob("*.src.tokens.npy")]
     evaluated = largest_languages(pairs, dev_languages, 20)
     dev = dev_sets(language_pairs(work / "ids-dev", evaluated), config.max_length, 1000)
     run_dir, output = work / f"run-{args.name}", work / f"out-{args.name}"
     run_dir.mkdir(exist_ok=True)
     trainer = Trainer(config, sampler, dev, dictionary, run_dir, args.device, False, targets)
     print(f"{args.name}: start dev {100 * trainer.evaluate(stage='start'):.2f}%", flush=True)
-    train_for(trainer, args.seconds, lambda model: export_model(
-        model, dictionary, work / "bpe.fcodes", work / "bpe.fvocab", output, "laser-default"), args.name)
+    def export(model) -> None:
+        export_model(model, dictionary, work / "bpe.fcodes", work / "bpe.fvocab", output,
+                     "laser-default")
+
+    train_for(trainer, args.seconds, export, args.name)
     (work / f"best-{args.name}.txt").write_text(f"{trainer.best_error}\n")
 
 
@@ -117,7 +124,8 @@ def train_for(trainer: Trainer, seconds: float, export, name: str) -> None:
         loss = trainer.train_step(trainer.sampler.batch(trainer.step))
         if trainer.step == PROBE_STEPS:
             per_step = (time.time() - started) / PROBE_STEPS
-            config.steps = PROBE_STEPS + max(0, int(0.9 * (seconds - (time.time() - started)) / per_step))
+            left = seconds - (time.time() - started)
+            config.steps = PROBE_STEPS + max(0, int(0.9 * left / per_step))
             every = max(20, config.steps // EVALUATIONS)
             print(f"{name}: {config.batch_size / per_step:.0f} pairs/s, {config.steps} steps",
                   flush=True)
@@ -139,11 +147,11 @@ def main() -> None:
         command.add_argument("work", type=Path)
     variant = commands.choices["run"]
     variant.add_argument("name")
-    variant.add_argument("--dropout", type=float, default=0.05)
-    variant.add_argument("--embedding-dropout", type=float, default=0.2)
-    variant.add_argument("--lr", type=float, default=3e-4)
+    variant.add_argument("--recipe", type=Path, default=RECIPE)
+    variant.add_argument("--dropout", type=float)
+    variant.add_argument("--embedding-dropout", type=float)
+    variant.add_argument("--lr", type=float)
     variant.add_argument("--seconds", type=float, default=360)
-    variant.add_argument("--batch-size", type=int, default=2048)
     variant.add_argument("--threads", type=int, default=5)
     variant.add_argument("--device", default="cuda")
     args = parser.parse_args()

@@ -2,6 +2,7 @@
 # GPU call 2 (carry .gpu/data), after teacher.sh on the same warm machine: train the variants
 # NAME:DROPOUT:EMBEDDING_DROPOUT:LR side by side for SECONDS each; the logs and the best two
 # models (split under 16 MiB) come back in $OUT.   tools/gpu/train.sh 360 A:0.05:0.2:3e-4 ...
+# $TRAIN_OPTIONS goes to every variant (e.g. "--recipe FILE", or "--device cpu" for a dry run).
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .gpu/data/*.whl || exit 1
@@ -14,7 +15,8 @@ for variant in "$@"; do
   IFS=: read -r name dropout embedding lr <<< "$variant"
   names+=("$name")
   python3 tools/gpu/train.py run .gpu/data /tmp/gw "$name" --dropout "$dropout" \
-    --embedding-dropout "$embedding" --lr "$lr" --seconds "$seconds" > "/tmp/gw/$name.txt" 2>&1 &
+    --embedding-dropout "$embedding" --lr "$lr" --seconds "$seconds" $TRAIN_OPTIONS \
+    > "/tmp/gw/$name.txt" 2>&1 &
 done
 wait
 for name in "${names[@]}"; do
