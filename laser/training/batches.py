@@ -3,14 +3,15 @@ similar length batched together. Batch `step` depends only on (seed, step), so a
 exactly the batches an uninterrupted one would."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
 
-from ..models.sequences import EOS, pad_batch
+from ..models.sequences import EOS, PAD
 from .prepare import language_weights
 from .topics import TopicGrouping, group_by_topic
 
@@ -34,11 +35,23 @@ class TokenArrays:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def sentence(self, index: int, max_length: int) -> list[int]:
-        """Ids of one sentence ending in </s>, cut to at most max_length tokens."""
-        start, stop = int(self.offsets[index]), int(self.offsets[index + 1])
-        ids = self.tokens[start:stop].tolist()
-        return ids if len(ids) <= max_length else ids[: max_length - 1] + [EOS]
+    def sentences(self, rows: np.ndarray, max_length: int) -> list[list[int]]:
+        """Ids of sentences `rows`, cut as `write` cuts them."""
+        out = np.full((len(rows), max_length), PAD, dtype=np.int64)
+        lengths = self.write(out, np.arange(len(rows)), rows, max_length)
+        return [ids[:length].tolist() for ids, length in zip(out, lengths)]
+
+    def write(self, out: np.ndarray, at: np.ndarray, rows: np.ndarray, max_length: int
+              ) -> np.ndarray:
+        """Sentences `rows` into the PAD-filled rows `at` of `out` (max_length columns), one cut
+        to more than max_length tokens keeping its first max_length - 1 and </s>; returns
+        their lengths."""
+        starts, full = self.offsets[rows], self.offsets[rows + 1] - self.offsets[rows]
+        kept = np.minimum(full, max_length)
+        row, column = np.nonzero(np.arange(max_length)[None, :] < kept[:, None])
+        out[at[row], column] = self.tokens[starts[row] + column]
+        out[at[full > max_length], max_length - 1] = EOS
+        return kept
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,11 @@ class BatchSampler:
         weights = language_weights({p.lang: len(p) for p in self.pairs}, alpha)
         self.probabilities = np.array([weights[p.lang] for p in self.pairs])
         self.sizes = np.array([len(p) for p in self.pairs])
-        self.lengths = [np.maximum(p.source.lengths, p.pivot.lengths) for p in self.pairs]
+        self.first_row = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.lengths = np.concatenate([np.maximum(p.source.lengths, p.pivot.lengths)
+                                       for p in self.pairs])  # by first_row[language] + row
+        self.teacher_rows = (None if any(p.teacher_rows is None for p in self.pairs) else
+                             np.concatenate([p.teacher_rows for p in self.pairs]))
         self.batch_size, self.seed, self.max_length = batch_size, seed, max_length
         self.pool_batches, self.topics = pool_batches, topics
         self._pool: tuple[int, np.ndarray] | None = None
@@ -91,10 +108,10 @@ class BatchSampler:
         count = self.pool_batches * self.batch_size
         languages = rng.choice(len(self.pairs), size=count, p=self.probabilities)
         rows = (rng.random(count) * self.sizes[languages]).astype(np.int64)
-        lengths = np.array([self.lengths[lang][row] for lang, row in zip(languages, rows)])
+        lengths = self.lengths[self.first_row[languages] + rows]
         order = np.lexsort((rng.random(count), lengths))
         if self.topics is not None:
-            english = self._teacher_rows(np.stack([languages, rows], axis=1))
+            english = self.teacher_rows[self.first_row[languages] + rows]
             order = group_by_topic(order, np.minimum(lengths, self.max_length),
                                    self.topics.labels[english], english,
                                    self.topics.band_batches * self.batch_size)
@@ -110,38 +127,57 @@ class BatchSampler:
 
     def batch(self, step: int) -> Batch:
         chosen = self.indices(step)
-        sources, pivots = self._sides(chosen)
-        tokens, lengths = pad_batch(sources + pivots)
-        return Batch(tokens, lengths, _shared_sides(sources, pivots),
-                     [self.pairs[lang].lang for lang, _ in chosen], self._teacher_rows(chosen))
+        tokens, lengths = self._padded(chosen)
+        size = len(chosen)
+        teacher_rows = (None if self.teacher_rows is None else
+                        self.teacher_rows[self.first_row[chosen[:, 0]] + chosen[:, 1]])
+        return Batch(torch.from_numpy(tokens), torch.from_numpy(lengths),
+                     _shared_sides(tokens[:size], tokens[size:]),
+                     [self.pairs[lang].lang for lang in chosen[:, 0]], teacher_rows)
 
-    def _sides(self, chosen: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
-        """The foreign and the English token ids of the chosen (language, row) pairs."""
-        return ([self.pairs[lang].source.sentence(row, self.max_length) for lang, row in chosen],
-                [self.pairs[lang].pivot.sentence(row, self.max_length) for lang, row in chosen])
+    def _padded(self, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The foreign, then the English token ids of the chosen (language, row) pairs, cut to
+        max_length and right-padded, built language by language; and their lengths."""
+        size = len(chosen)
+        tokens = np.full((2 * size, self.max_length), PAD, dtype=np.int64)
+        lengths = np.empty(2 * size, dtype=np.int64)
+        for lang in np.unique(chosen[:, 0]):
+            at = np.flatnonzero(chosen[:, 0] == lang)
+            rows, pairs = chosen[at, 1], self.pairs[lang]
+            lengths[at] = pairs.source.write(tokens, at, rows, self.max_length)
+            lengths[at + size] = pairs.pivot.write(tokens, at + size, rows, self.max_length)
+        return np.ascontiguousarray(tokens[:, :lengths.max()]), lengths
 
     def sample(self, batches: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Both sides of the first `batches` batches as one padded (tokens, lengths) sample."""
-        chosen = np.concatenate([self.indices(step) for step in range(batches)])
-        sources, pivots = self._sides(chosen)
-        return pad_batch(sources + pivots)
-
-    def _teacher_rows(self, chosen: np.ndarray) -> Optional[np.ndarray]:
-        if any(p.teacher_rows is None for p in self.pairs):
-            return None
-        return np.array([self.pairs[lang].teacher_rows[row] for lang, row in chosen])
+        tokens, lengths = self._padded(np.concatenate([self.indices(step)
+                                                       for step in range(batches)]))
+        return torch.from_numpy(tokens), torch.from_numpy(lengths)
 
 
-def _same(sequences: list[list[int]]) -> torch.Tensor:
-    keys = {}
-    ids = torch.tensor([keys.setdefault(tuple(s), len(keys)) for s in sequences])
-    return ids.unsqueeze(0) == ids.unsqueeze(1)
+def prefetched(sampler: BatchSampler, first_step: int) -> Iterator[Batch]:
+    """Batches first_step, first_step + 1, ... of `sampler`, each built in a background thread
+    while the caller trains on the one before (numpy and torch release the GIL)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches") as worker:
+        step, pending = first_step, worker.submit(sampler.batch, first_step)
+        while True:
+            batch = pending.result()
+            step += 1
+            pending = worker.submit(sampler.batch, step)
+            yield batch
 
 
-def _shared_sides(sources: list[list[int]], pivots: list[list[int]]) -> torch.Tensor:
-    """Pairs that share their foreign or their English sentence: not negatives of each other."""
-    shared = _same(sources) | _same(pivots)
-    return shared & ~torch.eye(len(sources), dtype=torch.bool)
+def _shared_sides(sources: np.ndarray, pivots: np.ndarray) -> torch.Tensor:
+    """Pairs (rows of two padded id matrices) that share their foreign or their English
+    sentence: not negatives of each other. Only the few repeated sentences are compared."""
+    shared = torch.zeros((len(sources), len(sources)), dtype=torch.bool)
+    for side in (sources, pivots):
+        _, inverse, counts = np.unique(side, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        repeated = torch.from_numpy(np.flatnonzero(counts[inverse] > 1))
+        ids = torch.from_numpy(inverse)[repeated]
+        shared[repeated[:, None], repeated[None, :]] |= ids[:, None] == ids[None, :]
+    return shared.fill_diagonal_(False)
 
 
 def dev_sets(pairs: Sequence[LanguagePairs], max_length: int,
@@ -150,6 +186,6 @@ def dev_sets(pairs: Sequence[LanguagePairs], max_length: int,
     out = {}
     for p in pairs:
         count = len(p) if limit is None else min(limit, len(p))
-        out[p.lang] = ([p.source.sentence(i, max_length) for i in range(count)],
-                       [p.pivot.sentence(i, max_length) for i in range(count)])
+        out[p.lang] = (p.source.sentences(np.arange(count), max_length),
+                       p.pivot.sentences(np.arange(count), max_length))
     return out

@@ -8,6 +8,7 @@ import math
 import shutil
 import sys
 import time
+from contextlib import closing
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
@@ -24,7 +25,7 @@ from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
-from .batches import Batch, BatchSampler
+from .batches import Batch, BatchSampler, prefetched
 from .config import ARCHITECTURE_FIELDS, TrainConfig, check_bf16
 from .distill import Distiller, TeacherTargets
 from .warm_start import init_files, warm_start
@@ -376,24 +377,25 @@ class Trainer:
                    "pool_batches": config.pool_batches, "dropout": config.dropout,
                    "embedding_dropout": config.embedding_dropout,
                    "time": started})
-        while self.step < config.steps:
-            batch = self.sampler.batch(self.step)
-            loss = self.train_step(batch)
-            pairs += batch.size
-            smoothed = loss if smoothed is None else 0.98 * smoothed + 0.02 * loss
-            bar.update(1)
-            bar.set_postfix(loss=f"{smoothed:.3f}",
-                            pairs_s=f"{pairs / (time.time() - started):.0f}", refresh=False)
-            if self.step % config.eval_every == 0 or self.step == config.steps:
-                error = self.evaluate(loss=smoothed,
-                                      pairs_per_second=pairs / (time.time() - started))
-                bar.write(f"step {self.step}: dev xsim error {100 * error:.2f}% "
-                          f"(loss {smoothed:.3f})", file=sys.stderr)
-                if error < self.best_error:
-                    self.best_error = error
-                    on_new_best(self.model)
-            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
-                self.save()
+        with closing(prefetched(self.sampler, self.step)) as batches:
+            while self.step < config.steps:
+                batch = next(batches)
+                loss = self.train_step(batch)
+                pairs += batch.size
+                smoothed = loss if smoothed is None else 0.98 * smoothed + 0.02 * loss
+                bar.update(1)
+                bar.set_postfix(loss=f"{smoothed:.3f}",
+                                pairs_s=f"{pairs / (time.time() - started):.0f}", refresh=False)
+                if self.step % config.eval_every == 0 or self.step == config.steps:
+                    error = self.evaluate(loss=smoothed,
+                                          pairs_per_second=pairs / (time.time() - started))
+                    bar.write(f"step {self.step}: dev xsim error {100 * error:.2f}% "
+                              f"(loss {smoothed:.3f})", file=sys.stderr)
+                    if error < self.best_error:
+                        self.best_error = error
+                        on_new_best(self.model)
+                if self.step % config.checkpoint_every == 0 or self.step == config.steps:
+                    self.save()
         bar.close()
         elapsed = time.time() - started
         self._log({"event": "end", "step": self.step, "steps_run": self.step - first,

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 import laser.training.trainer as trainer_module
 from laser.subwords.fastbpe import read_vocab
-from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev_sets
+from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev_sets, prefetched
 from laser.training.config import TrainConfig
 from laser.training.distill import TeacherTargets
 from laser.training.prepare import make_dictionary
@@ -120,8 +120,9 @@ def run(args) -> None:
 def train_for(trainer: Trainer, seconds: float, export, name: str) -> None:
     """Time the first steps, set config.steps to fill `seconds`, evaluate EVALUATIONS times."""
     config, started, every = trainer.config, time.time(), 10 ** 9
+    batches = prefetched(trainer.sampler, trainer.step)
     while trainer.step < config.steps:
-        loss = trainer.train_step(trainer.sampler.batch(trainer.step))
+        loss = trainer.train_step(next(batches))
         if trainer.step == PROBE_STEPS:
             per_step = (time.time() - started) / PROBE_STEPS
             left = seconds - (time.time() - started)
