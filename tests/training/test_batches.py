@@ -51,7 +51,8 @@ def test_batches_hold_the_cut_sentences_their_shared_sides_and_teacher_rows():
                                 for j in range(32)] for i in range(32)])
         assert torch.equal(batch.duplicate, shared)
         assert batch.languages == [pairs[lang].lang for lang, _ in chosen]
-        assert batch.teacher_rows.tolist() == [pairs[lang].teacher_rows[row] for lang, row in chosen]
+        assert batch.teacher_rows.tolist() == [pairs[lang].teacher_rows[row]
+                                               for lang, row in chosen]
     assert any(batch.duplicate.any() for batch in map(sampler.batch, range(8)))
     assert any(batch.lengths.max() == 8 and (batch.tokens[:, 7] == EOS).any()
                for batch in map(sampler.batch, range(8)))
