@@ -13,6 +13,7 @@ import argparse
 import json
 import lzma
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,7 @@ def run(args) -> None:
     run_dir.mkdir(exist_ok=True)
     trainer = Trainer(config, sampler, dev, dictionary, run_dir, args.device, False, targets)
     print(f"{args.name}: start dev {100 * trainer.evaluate(stage='start'):.2f}%", flush=True)
+
     def export(model) -> None:
         export_model(model, dictionary, work / "bpe.fcodes", work / "bpe.fvocab", output,
                      "laser-default")
@@ -118,25 +120,20 @@ def run(args) -> None:
 
 
 def train_for(trainer: Trainer, seconds: float, export, name: str) -> None:
-    """Time the first steps, set config.steps to fill `seconds`, evaluate EVALUATIONS times."""
-    config, started, every = trainer.config, time.time(), 10 ** 9
-    batches = prefetched(trainer.sampler, trainer.step)
-    while trainer.step < config.steps:
-        loss = trainer.train_step(next(batches))
-        if trainer.step == PROBE_STEPS:
-            per_step = (time.time() - started) / PROBE_STEPS
-            left = seconds - (time.time() - started)
-            config.steps = PROBE_STEPS + max(0, int(0.9 * left / per_step))
-            every = max(20, config.steps // EVALUATIONS)
-            print(f"{name}: {config.batch_size / per_step:.0f} pairs/s, {config.steps} steps",
-                  flush=True)
-        if trainer.step % every == 0 or trainer.step == config.steps:
-            error = trainer.evaluate(loss=loss, seconds=time.time() - started)
-            if error < trainer.best_error:
-                trainer.best_error = error
-                export(trainer.model)
-            print(f"{name}: step {trainer.step} dev {100 * error:.2f}% "
-                  f"({time.time() - started:.0f} s)", flush=True)
+    """Time the first PROBE_STEPS steps, fit config.steps (the cosine schedule's length) to
+    `seconds`, then let the trainer run to it, evaluating about EVALUATIONS times."""
+    config, started = trainer.config, time.time()
+    with closing(prefetched(trainer.sampler, trainer.step)) as batches:
+        for _ in range(PROBE_STEPS):
+            trainer.train_step(next(batches))
+    per_step = (time.time() - started) / PROBE_STEPS
+    left = seconds - (time.time() - started)
+    config.steps = trainer.step + max(1, int(0.9 * left / per_step))
+    config.eval_every = max(20, config.steps // EVALUATIONS)
+    config.checkpoint_every = config.steps
+    print(f"{name}: {config.batch_size / per_step:.0f} pairs/s, {config.steps} steps",
+          flush=True)
+    trainer.run(export)
 
 
 def main() -> None:
