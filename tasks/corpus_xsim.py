@@ -36,17 +36,7 @@ from laser.eval.paired import PairedComparison
 from laser.eval.xsim import xsim_misses
 from laser.search.vectors import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
-from laser.training.teachers import Teacher, make_teacher
-
-
-class TeacherEncoder:
-    """A distillation teacher called like an `Encoder`: it reads raw text of any language."""
-
-    def __init__(self, teacher: Teacher):
-        self.teacher = teacher
-
-    def encode(self, lines: list[str], lang: str) -> np.ndarray:
-        return self.teacher.encode(list(lines))
+from laser.training.teachers import TeacherEncoder, make_teacher
 
 
 def count_lines(path: Path) -> int:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Zero-shot topic classification on SIB-200: train on English, evaluate on every other language.
 
-    python tasks/sib200.py SIB_DIR [--model M] [--seed 1] [--markdown OUT.md] [--chart OUT.png]
+    python tasks/sib200.py SIB_DIR [--model M | --teacher T] [--seed 1] [--markdown OUT.md]
+                           [--chart OUT.png]
 
 SIB_DIR holds LANG/train.tsv and LANG/dev.tsv (`index_id<TAB>category<TAB>text`, with a header)
 for eng_Latn and the other languages. The classifier of `laser classify` (an MLP on the frozen
@@ -10,6 +11,9 @@ applied unchanged to each other language's dev split. Prints accuracy and macro-
 the mean accuracy over the other languages, and the accuracy pooled over FLORES dev rows and over
 FLORES devtest rows (index_id >= 997; the shipped model's training corpus holds their
 translations). --chart draws a bar chart (needs matplotlib, a task-only dependency).
+
+--teacher scores a distillation teacher of `laser train` (`use`, `e5`, `use+e5`: the `train`
+extra) with the same classifier instead of a model: the level that distillation aims at.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import numpy as np
 from laser.apps.classify import Classifier, Labelled, ModelId, TrainOptions, embed
 from laser.eval.classification import Evaluation
 from laser.models.encoder import Encoder
+from laser.training.teachers import TeacherEncoder, make_teacher
 
 PIVOT = "eng_Latn"
 FIRST_DEVTEST_ID = 997  # FLORES-200 devtest sentences, which the shipped model's corpus holds
@@ -37,7 +42,7 @@ def read_split(path: Path) -> tuple[list[int], list[str], list[str]]:
     return [int(row[0]) for row in rows], [row[1] for row in rows], [row[2] for row in rows]
 
 
-def embedded(encoder: Encoder, path: Path) -> tuple[Labelled, np.ndarray]:
+def embedded(encoder: Encoder | TeacherEncoder, path: Path) -> tuple[Labelled, np.ndarray]:
     """The split embedded in its language, and which rows are FLORES devtest sentences."""
     ids, labels, texts = read_split(path)
     data = Labelled(embed(encoder, texts, path.parent.name), labels, str(path))
@@ -45,10 +50,11 @@ def embedded(encoder: Encoder, path: Path) -> tuple[Labelled, np.ndarray]:
 
 
 def split_scores(classifier: Classifier, data: Labelled, devtest: np.ndarray) -> dict:
-    """Scores on the FLORES dev rows and on the FLORES devtest rows of `data`."""
+    """Scores on the FLORES dev rows and on the FLORES devtest rows of `data` (a part with no
+    rows is left out)."""
     return {part: classifier.evaluate(Labelled(
                 data.vectors[rows], [label for label, keep in zip(data.labels, rows) if keep]))
-            for part, rows in zip(PARTS, (~devtest, devtest))}
+            for part, rows in zip(PARTS, (~devtest, devtest)) if rows.any()}
 
 
 def markdown(results: dict[str, Evaluation], by_part: dict[str, Evaluation],
@@ -69,7 +75,7 @@ def markdown(results: dict[str, Evaluation], by_part: dict[str, Evaluation],
 
 def parts(scores: dict[str, Evaluation]) -> str:
     return ", ".join(f"{part} rows {100 * scores[part].accuracy:.2f}% ({scores[part].examples})"
-                     for part in PARTS)
+                     for part in PARTS if part in scores)
 
 
 def draw_chart(results: dict[str, Evaluation], path: Path, title: str) -> None:
@@ -95,20 +101,32 @@ def draw_chart(results: dict[str, Evaluation], path: Path, title: str) -> None:
     figure.savefig(path)
 
 
+def load_encoder(args: argparse.Namespace) -> tuple[Encoder | TeacherEncoder, ModelId]:
+    """The model or teacher to score, and the identity its classifier is recorded under."""
+    if args.teacher:
+        teacher = make_teacher(args.teacher, threads=2)
+        return TeacherEncoder(teacher), ModelId(f"teacher:{teacher.name}",
+                                                {"encoder": f"teacher {teacher.name}"})
+    encoder = Encoder.load(args.model)
+    return encoder, ModelId.of(encoder.files)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("sib_dir", type=Path)
-    parser.add_argument("--model", help="Model directory or name (default: the shipped model).")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--model", help="Model directory or name (default: the shipped model).")
+    choice.add_argument("--teacher", help="Score this `laser train --teacher` instead of a model.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", type=Path, help="Write the table here.")
     parser.add_argument("--chart", type=Path, help="Write a bar chart (PNG) here.")
     args = parser.parse_args()
     started = time.perf_counter()
-    encoder = Encoder.load(args.model)
+    encoder, model_id = load_encoder(args)
     pivot = args.sib_dir / PIVOT
     english_dev, english_devtest = embedded(encoder, pivot / "dev.tsv")
     classifier = Classifier.train(embedded(encoder, pivot / "train.tsv")[0],
-                                  ModelId.of(encoder.files), english_dev,
+                                  model_id, english_dev,
                                   TrainOptions(seed=args.seed))
     english = {"all": classifier.evaluate(english_dev),
                **split_scores(classifier, english_dev, english_devtest)}
@@ -121,7 +139,7 @@ def main() -> None:
         for part, scores in split_scores(classifier, dev, devtest).items():
             by_part[part] = by_part[part] + scores if part in by_part else scores
         print(f"{directory.name}\t{100 * results[directory.name].accuracy:.2f}", file=sys.stderr)
-    model = args.model or "default"
+    model = f"teacher {args.teacher}" if args.teacher else args.model or "default"
     table = markdown(results, by_part, english, model, args.seed, time.perf_counter() - started)
     if args.markdown:
         args.markdown.write_text(table, encoding="utf-8")

@@ -119,6 +119,18 @@ class ConcatTeacher:
         return np.concatenate([part.encode(sentences) for part in self.parts], axis=1)
 
 
+class TeacherEncoder:
+    """A teacher called like an `Encoder` (`encode(lines, lang)`, `dim`), for evaluation tasks: it
+    reads raw text of any language, so `lang` is ignored."""
+
+    def __init__(self, teacher: Teacher):
+        self.teacher = teacher
+        self.dim = teacher.dim
+
+    def encode(self, lines: Sequence[str], lang: str) -> np.ndarray:
+        return self.teacher.encode(list(lines))
+
+
 PACKAGED_TEACHERS = {"use": USETeacher, "e5": E5Teacher}
 
 
