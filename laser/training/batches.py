@@ -35,11 +35,10 @@ class TokenArrays:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def sentences(self, rows: np.ndarray, max_length: int) -> list[list[int]]:
-        """Ids of sentences `rows`, cut as `write` cuts them."""
-        out = np.full((len(rows), max_length), PAD, dtype=np.int64)
-        lengths = self.write(out, np.arange(len(rows)), rows, max_length)
-        return [ids[:length].tolist() for ids, length in zip(out, lengths)]
+    def sentences(self, rows: np.ndarray) -> list[list[int]]:
+        """Ids of sentences `rows`, whole."""
+        return [self.tokens[start:end].tolist()
+                for start, end in zip(self.offsets[rows], self.offsets[rows + 1])]
 
     def write(self, out: np.ndarray, at: np.ndarray, rows: np.ndarray, max_length: int
               ) -> np.ndarray:
@@ -180,12 +179,12 @@ def _shared_sides(sources: np.ndarray, pivots: np.ndarray) -> torch.Tensor:
     return shared.fill_diagonal_(False)
 
 
-def dev_sets(pairs: Sequence[LanguagePairs], max_length: int,
-             limit: int | None = None) -> Mapping[str, tuple[list[list[int]], list[list[int]]]]:
-    """Each language's dev (foreign, English) id sequences, the first `limit` pairs."""
+def dev_sets(pairs: Sequence[LanguagePairs], limit: int | None = None
+             ) -> Mapping[str, tuple[list[list[int]], list[list[int]]]]:
+    """Each language's dev (foreign, English) id sequences, the first `limit` pairs, whole (as
+    inference reads them: `--max-length` cuts training sentences only)."""
     out = {}
     for p in pairs:
-        count = len(p) if limit is None else min(limit, len(p))
-        out[p.lang] = (p.source.sentences(np.arange(count), max_length),
-                       p.pivot.sentences(np.arange(count), max_length))
+        rows = np.arange(len(p) if limit is None else min(limit, len(p)))
+        out[p.lang] = (p.source.sentences(rows), p.pivot.sentences(rows))
     return out

@@ -157,8 +157,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
                            config.pool_batches, _topic_grouping(targets, work, config))
     evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
-    dev = dev_sets(load_pairs(work / "ids-dev", evaluated), config.max_length,
-                   dev_limit) if evaluated else {}
+    dev = dev_sets(load_pairs(work / "ids-dev", evaluated), dev_limit) if evaluated else {}
     if not dev:
         config.eval_every = config.steps  # no dev data: export at the end
     trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device, progress, targets)

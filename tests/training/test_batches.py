@@ -58,11 +58,17 @@ def test_batches_hold_the_cut_sentences_their_shared_sides_and_teacher_rows():
                for batch in map(sampler.batch, range(8)))
 
 
-def test_dev_sets_hold_the_first_pairs_cut_alike():
+def test_dev_sets_hold_the_first_pairs_whole():
+    """Dev sentences are not cut to the training length: inference reads them whole."""
     pairs = [language("deu", 30, 0)]
-    sources, english = dev_sets(pairs, 6, limit=20)["deu"]
-    assert sources == [cut(pairs[0].source, row, 6) for row in range(20)]
-    assert english == [cut(pairs[0].pivot, row, 6) for row in range(20)]
+    sources, english = dev_sets(pairs, limit=20)["deu"]
+    assert sources == [whole(pairs[0].source, row) for row in range(20)]
+    assert english == [whole(pairs[0].pivot, row) for row in range(20)]
+    assert max(map(len, sources + english)) > 8  # longer than the batches' cut in these tests
+
+
+def whole(arrays, row):
+    return arrays.tokens[arrays.offsets[row]:arrays.offsets[row + 1]].tolist()
 
 
 def test_prefetched_batches_are_the_samplers():

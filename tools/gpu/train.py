@@ -105,7 +105,7 @@ def run(args) -> None:
     dev_languages = [path.name[: -len(".src.tokens.npy")]
                      for path in (work / "ids-dev").glob("*.src.tokens.npy")]
     evaluated = largest_languages(pairs, dev_languages, 20)
-    dev = dev_sets(language_pairs(work / "ids-dev", evaluated), config.max_length, 1000)
+    dev = dev_sets(language_pairs(work / "ids-dev", evaluated), 1000)
     run_dir, output = work / f"run-{args.name}", work / f"out-{args.name}"
     run_dir.mkdir(exist_ok=True)
     trainer = Trainer(config, sampler, dev, dictionary, run_dir, args.device, False, targets)
