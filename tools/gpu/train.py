@@ -83,9 +83,10 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
 
 
 def recipe(dictionary: dict, init: Path, args) -> TrainConfig:
-    """The recipe file's settings, with this variant's dropout and lr where given."""
+    """The recipe file's settings, with this variant's dropout, lr and cut where given."""
     values = json.loads(args.recipe.read_text())
-    values.update({name: getattr(args, name) for name in ("dropout", "embedding_dropout", "lr")
+    values.update({name: getattr(args, name)
+                   for name in ("dropout", "embedding_dropout", "lr", "max_length")
                    if getattr(args, name) is not None})
     return TrainConfig.from_dict({**values, "vocab_size": len(dictionary), "steps": 10 ** 9,
                                   "init": str(init)})
@@ -149,6 +150,7 @@ def main() -> None:
     variant.add_argument("--dropout", type=float)
     variant.add_argument("--embedding-dropout", type=float)
     variant.add_argument("--lr", type=float)
+    variant.add_argument("--max-length", type=int, help="Cut training sentences to this many tokens.")
     variant.add_argument("--seconds", type=float, default=360)
     variant.add_argument("--threads", type=int, default=5)
     variant.add_argument("--device", default="cuda")

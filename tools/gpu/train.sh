@@ -2,7 +2,8 @@
 # GPU call 2 (carry .gpu/data), after teacher.sh on the same warm machine: train the variants
 # NAME:DROPOUT:EMBEDDING_DROPOUT:LR side by side for SECONDS each; the logs and the best two
 # models (split under 16 MiB) come back in $OUT; at most three variants (8 files come back).   tools/gpu/train.sh 360 A:0.05:0.2:3e-4 ...
-# $TRAIN_OPTIONS goes to every variant (e.g. "--recipe FILE", or "--device cpu" for a dry run).
+# $TRAIN_OPTIONS goes to every variant (e.g. "--recipe FILE", "--max-length 128", or "--device cpu"
+# for a dry run).
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .gpu/data/*.whl || exit 1
