@@ -94,12 +94,16 @@ class BatchSampler:
         self.sizes = np.array([len(p) for p in self.pairs])
         self.first_row = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
         self.lengths = np.concatenate([np.maximum(p.source.lengths, p.pivot.lengths)
-                                       for p in self.pairs])  # by first_row[language] + row
+                                       for p in self.pairs])  # indexed by _flat
         self.teacher_rows = (None if any(p.teacher_rows is None for p in self.pairs) else
                              np.concatenate([p.teacher_rows for p in self.pairs]))
         self.batch_size, self.seed, self.max_length = batch_size, seed, max_length
         self.pool_batches, self.topics = pool_batches, topics
         self._pool: tuple[int, np.ndarray] | None = None
+
+    def _flat(self, languages: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Positions of (language, row) pairs in the arrays concatenated over languages."""
+        return self.first_row[languages] + rows
 
     def _draw_pool(self, pool: int) -> np.ndarray:
         """(pool_batches, batch_size, 2) language and pair indices, each batch of similar length."""
@@ -107,10 +111,11 @@ class BatchSampler:
         count = self.pool_batches * self.batch_size
         languages = rng.choice(len(self.pairs), size=count, p=self.probabilities)
         rows = (rng.random(count) * self.sizes[languages]).astype(np.int64)
-        lengths = self.lengths[self.first_row[languages] + rows]
+        flat = self._flat(languages, rows)
+        lengths = self.lengths[flat]
         order = np.lexsort((rng.random(count), lengths))
         if self.topics is not None:
-            english = self.teacher_rows[self.first_row[languages] + rows]
+            english = self.teacher_rows[flat]
             order = group_by_topic(order, np.minimum(lengths, self.max_length),
                                    self.topics.labels[english], english,
                                    self.topics.band_batches * self.batch_size)
@@ -129,7 +134,7 @@ class BatchSampler:
         tokens, lengths = self._padded(chosen)
         size = len(chosen)
         teacher_rows = (None if self.teacher_rows is None else
-                        self.teacher_rows[self.first_row[chosen[:, 0]] + chosen[:, 1]])
+                        self.teacher_rows[self._flat(chosen[:, 0], chosen[:, 1])])
         return Batch(torch.from_numpy(tokens), torch.from_numpy(lengths),
                      _shared_sides(tokens[:size], tokens[size:]),
                      [self.pairs[lang].lang for lang in chosen[:, 0]], teacher_rows)
