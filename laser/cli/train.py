@@ -55,6 +55,11 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Embed each batch this many sentences at a time (a gradient cache: the "
                    "whole batch's gradients for one extra forward pass, holding one chunk's "
                    "activations), so that a larger --batch-size fits; 0: all at once.")
+@click.option("--piece-sentences", type=click.IntRange(min=0),
+              default=TrainConfig.piece_sentences, show_default=True,
+              help="Run each batch through the network in length-sorted pieces of this many "
+                   "sentences, each padded only to its own longest (the same embeddings with "
+                   "less padding); 0: the whole batch as one piece.")
 @click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=TrainConfig.dropout,
               show_default=True,
               help="Dropout on the input of each BiLSTM layer (token embeddings and lower "
@@ -106,7 +111,7 @@ DIR = click.Path(file_okay=False, path_type=Path)
                    "(docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
-          chunk_sentences, dropout, embedding_dropout, steps, lr, warmup, scale, margin,
+          chunk_sentences, piece_sentences, dropout, embedding_dropout, steps, lr, warmup, scale, margin,
           max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every,
           checkpoint_every, eval_languages, seed, workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
@@ -130,6 +135,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          distill_weight=distill_weight, init=str(init_dir or ""), bf16=bf16,
                          topic_clusters=topic_clusters, topic_band=topic_band,
                          pool_batches=pool_batches, chunk_sentences=chunk_sentences,
+                         piece_sentences=piece_sentences,
                          dropout=dropout, embedding_dropout=embedding_dropout)
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,

@@ -50,6 +50,7 @@ class TrainConfig:
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
     chunk_sentences: int = 0      # embed a batch this many sentences at a time; 0 = all at once
+    piece_sentences: int = 256    # sentences per length-sorted forward piece; 0 = one piece
     dropout: float = 0.0          # on each BiLSTM layer's input (token embeddings, lower layers)
     embedding_dropout: Optional[float] = None  # on the token embeddings instead; None = dropout
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 from contextlib import closing
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -121,27 +121,30 @@ def _batch_loss(embeddings: torch.Tensor, batch: Batch, config: "TrainConfig",
 
 def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device: torch.device,
                   extra: Optional[ExtraLoss] = None) -> float:
-    """The batch's loss, its gradients accumulated. With config.chunk_sentences, the gradient
-    cache of Gao et al. 2021: all sentences are embedded chunk by chunk without autograd, the
-    loss is differentiated to those embeddings, then each chunk is embedded again and given its
-    slice of that gradient. The gradients are the whole batch's (each chunk's second pass
-    draws the dropout of its first), and only one chunk's activations are held at a time."""
+    """The batch's loss, its gradients accumulated. The sentences are embedded in length-sorted
+    pieces (`length_pieces`) of `config.piece_sentences`. With config.chunk_sentences, the
+    gradient cache of Gao et al. 2021: all sentences are embedded in pieces of that many without
+    autograd, the loss is differentiated to those embeddings, then each piece is embedded again
+    and given its slice of that gradient. The gradients are the whole batch's (each piece's
+    second pass draws the dropout of its first), and only one piece's activations are held."""
     chunk = config.chunk_sentences
     if not chunk or len(batch.tokens) <= chunk:
-        loss = _batch_loss(_embed(model, batch.tokens, batch.lengths, config, device), batch,
-                           config, extra)
+        pieces = length_pieces(batch, config.piece_sentences)
+        embeddings = in_batch_order([_embed(model, p.tokens, p.lengths, config, device)
+                                     for p in pieces], pieces)
+        loss = _batch_loss(embeddings, batch, config, extra)
         loss.backward()
         return loss.item()
-    pieces = _chunks(batch, chunk)
+    pieces = length_pieces(batch, chunk)
     random_states = []
     embeddings = _embed_detached(model, pieces, config, device, random_states)
     embeddings.requires_grad_(True)
     loss = _batch_loss(embeddings, batch, config, extra)
     loss.backward()
-    for (tokens, lengths), gradient, state in zip(pieces, embeddings.grad.split(chunk),
-                                                  random_states):
+    for piece, state in zip(pieces, random_states):
         _set_random_state(state, device)
-        _embed(model, tokens, lengths, config, device).backward(gradient)
+        gradient = embeddings.grad[piece.rows.to(embeddings.device)]
+        _embed(model, piece.tokens, piece.lengths, config, device).backward(gradient)
     return loss.item()
 
 
@@ -157,23 +160,41 @@ def _set_random_state(state: tuple, device: torch.device) -> None:
         torch.cuda.set_rng_state(state[1], device)
 
 
-def _chunks(batch: Batch, chunk: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The batch's (tokens, lengths) in pieces of `chunk` sentences."""
-    return list(zip(batch.tokens.split(chunk), batch.lengths.split(chunk)))
+@dataclass(frozen=True)
+class Piece:
+    """Sentences of a batch embedded together: their rows in the batch, ids and lengths."""
+    rows: torch.Tensor
+    tokens: torch.Tensor
+    lengths: torch.Tensor
+
+
+def length_pieces(batch: Batch, size: int) -> list[Piece]:
+    """The batch's sentences sorted by length, in pieces of at most `size` (0: one piece), each
+    cut to its own longest sentence. A batch grouped by topic mixes short and long sentences,
+    and the network's work is its padded size: pieces of similar length spare most padding."""
+    order = torch.argsort(batch.lengths, stable=True)
+    return [Piece(rows, batch.tokens[rows, :int(batch.lengths[rows].max())], batch.lengths[rows])
+            for rows in order.split(size or len(order))]
+
+
+def in_batch_order(embeddings: Sequence[torch.Tensor], pieces: Sequence[Piece]) -> torch.Tensor:
+    """The pieces' embeddings as one matrix in the rows of their batch."""
+    rows = torch.cat([piece.rows for piece in pieces]).to(embeddings[0].device)
+    return torch.cat(embeddings)[torch.argsort(rows)]
 
 
 @torch.no_grad()
-def _embed_detached(model: nn.Module, pieces: Sequence[tuple[torch.Tensor, torch.Tensor]],
-                    config: "TrainConfig", device: torch.device,
-                    random_states: Optional[list] = None) -> torch.Tensor:
-    """The pieces' embeddings, one piece at a time, without autograd; `random_states` receives
-    the random state before each piece, so that a second pass can draw the same dropout."""
+def _embed_detached(model: nn.Module, pieces: Sequence[Piece], config: "TrainConfig",
+                    device: torch.device, random_states: Optional[list] = None) -> torch.Tensor:
+    """The pieces' embeddings in batch order, one piece at a time, without autograd;
+    `random_states` receives the random state before each piece, so that a second pass can draw
+    the same dropout."""
     embeddings = []
-    for tokens, lengths in pieces:
+    for piece in pieces:
         if random_states is not None:
             random_states.append(_random_state(device))
-        embeddings.append(_embed(model, tokens, lengths, config, device))
-    return torch.cat(embeddings)
+        embeddings.append(_embed(model, piece.tokens, piece.lengths, config, device))
+    return in_batch_order(embeddings, pieces)
 
 
 def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mapping,
@@ -315,7 +336,8 @@ class Trainer:
         foreign, english = [], []
         self.model.eval()
         for batch in batches:
-            pieces = _chunks(batch, self.config.chunk_sentences or len(batch.tokens))
+            pieces = length_pieces(batch, self.config.chunk_sentences
+                                   or self.config.piece_sentences)
             embeddings = _embed_detached(self.model, pieces, self.config, self.device)
             foreign.append(embeddings[:batch.size])
             english.append(embeddings[batch.size:])
@@ -376,6 +398,7 @@ class Trainer:
                    "topic_clusters": config.topic_clusters, "topic_band": config.topic_band,
                    "pool_batches": config.pool_batches, "dropout": config.dropout,
                    "embedding_dropout": config.embedding_dropout,
+                   "max_length": config.max_length, "piece_sentences": config.piece_sentences,
                    "time": started})
         with closing(prefetched(self.sampler, self.step)) as batches:
             while self.step < config.steps:

@@ -20,7 +20,8 @@ from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import TrainConfig
 from laser.training.batches import Batch
 from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
-                                    learning_rate, ranking_loss)
+                                    in_batch_order, learning_rate, length_pieces,
+                                    ranking_loss)
 
 from conftest import CORPUS_SAMPLE
 
@@ -284,11 +285,11 @@ def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16, device):
 
 
 def _padded_batch(sentences: int, vocab: int) -> Batch:
-    """`sentences` random left-padded sentences of 3-9 tokens as pairs of a batch."""
+    """`sentences` random right-padded sentences of 3-9 tokens as pairs of a batch."""
     lengths = torch.randint(3, 10, (sentences,))
     tokens = torch.randint(4, vocab, (sentences, 9))
     for row, length in enumerate(lengths):
-        tokens[row, :9 - length] = 1
+        tokens[row, length:] = 1
     pairs = sentences // 2
     return Batch(tokens, lengths, torch.zeros(pairs, pairs, dtype=torch.bool), ["xx"] * pairs)
 
@@ -321,6 +322,45 @@ def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16, device):
             else:
                 torch.testing.assert_close(found, expected, rtol=1e-4, atol=1e-6)
     assert all(g.norm() > 0 for g in whole)
+
+
+def test_length_pieces_sort_the_batch_and_cut_each_piece_to_its_longest_sentence():
+    torch.manual_seed(0)
+    batch = _padded_batch(20, 60)
+    pieces = length_pieces(batch, 6)
+    assert [len(p.rows) for p in pieces] == [6, 6, 6, 2]
+    assert sorted(torch.cat([p.rows for p in pieces]).tolist()) == list(range(20))
+    lengths = torch.cat([p.lengths for p in pieces])
+    assert torch.equal(lengths, batch.lengths.sort().values)
+    for piece in pieces:
+        assert piece.tokens.size(1) == piece.lengths.max()
+        assert torch.equal(piece.tokens, batch.tokens[piece.rows, :piece.tokens.size(1)])
+    assert len(length_pieces(batch, 0)) == 1
+
+
+@pytest.mark.device
+def test_pieces_give_the_whole_batchs_embeddings_and_gradients(device):
+    torch.manual_seed(0)
+    config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2)
+    model = BiLSTMEncoder(encoder_params(config)).to(device).train()
+    batch = _padded_batch(20, 60)
+    pieces = length_pieces(batch, 6)
+    whole = model(batch.tokens.to(device), batch.lengths.to(device))
+    pieced = in_batch_order([model(p.tokens.to(device), p.lengths.to(device)) for p in pieces],
+                            pieces)
+    torch.testing.assert_close(pieced, whole, rtol=1e-5, atol=1e-6)
+
+    def gradients(piece_sentences):
+        model.zero_grad()
+        loss = backward_loss(model, batch, replace(config, piece_sentences=piece_sentences),
+                             torch.device(device))
+        return loss, [p.grad.clone() for p in model.parameters()]
+
+    one_loss, one_piece = gradients(0)
+    loss, pieced_gradients = gradients(6)
+    assert loss == pytest.approx(one_loss, rel=1e-5)
+    for expected, found in zip(one_piece, pieced_gradients):
+        torch.testing.assert_close(found, expected, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.device
@@ -362,7 +402,7 @@ def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks(device)
     model = BiLSTMEncoder(encoder_params(config)).to(device).train()
     model.dropout = 0.3
     batch = _padded_batch(20, 60)
-    pieces = list(zip(batch.tokens.to(device).split(7), batch.lengths.to(device).split(7)))
+    pieces = length_pieces(batch, 7)
 
     def gradients(loss_of_batch):
         model.zero_grad()
@@ -371,7 +411,8 @@ def test_chunked_embedding_with_dropout_gives_the_gradients_of_its_masks(device)
         return loss, [p.grad.clone() for p in model.parameters()]
 
     def chunks_with_autograd():  # the same masks in the same order, one graph for the batch
-        embeddings = torch.cat([model(tokens, lengths) for tokens, lengths in pieces])
+        embeddings = in_batch_order([model(p.tokens.to(device), p.lengths.to(device))
+                                     for p in pieces], pieces)
         loss = ranking_loss(embeddings, batch.duplicate, config.scale, config.margin)
         loss.backward()
         return loss.item()
@@ -416,6 +457,16 @@ def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
     assert chunked["config"]["chunk_sentences"] == 5
     for name, tensor in whole["model"].items():
         assert torch.allclose(tensor, chunked["model"][name], atol=1e-5), name
+
+
+def test_a_run_in_length_pieces_trains_the_same_weights(tiny_corpus, tmp_path):
+    train(tiny_corpus, tmp_path / "one", tmp_path / "m1", 4, "--piece-sentences", "0")
+    train(tiny_corpus, tmp_path / "pieces", tmp_path / "m2", 4, "--piece-sentences", "3")
+    one, pieces = weights(tmp_path / "one"), weights(tmp_path / "pieces")
+    assert pieces["config"]["piece_sentences"] == 3
+    assert read_log(tmp_path / "pieces")[1]["piece_sentences"] == 3
+    for name, tensor in one["model"].items():
+        assert torch.allclose(tensor, pieces["model"][name], atol=1e-5), name
 
 
 def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
