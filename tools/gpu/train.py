@@ -83,10 +83,11 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
 
 
 def recipe(dictionary: dict, init: Path, args) -> TrainConfig:
-    """The recipe file's settings, with this variant's dropout, lr and cut where given."""
+    """The recipe file's settings, with this variant's dropout, lr, cut and pieces where given."""
     values = json.loads(args.recipe.read_text())
     values.update({name: getattr(args, name)
-                   for name in ("dropout", "embedding_dropout", "lr", "max_length")
+                   for name in ("dropout", "embedding_dropout", "lr", "max_length",
+                                "piece_sentences")
                    if getattr(args, name) is not None})
     return TrainConfig.from_dict({**values, "vocab_size": len(dictionary), "steps": 10 ** 9,
                                   "init": str(init)})
@@ -151,6 +152,8 @@ def main() -> None:
     variant.add_argument("--embedding-dropout", type=float)
     variant.add_argument("--lr", type=float)
     variant.add_argument("--max-length", type=int, help="Cut training sentences to this many tokens.")
+    variant.add_argument("--piece-sentences", type=int,
+                         help="Sentences per length-sorted forward piece; 0: the whole batch.")
     variant.add_argument("--seconds", type=float, default=360)
     variant.add_argument("--threads", type=int, default=5)
     variant.add_argument("--device", default="cuda")
