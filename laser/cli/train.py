@@ -111,8 +111,8 @@ DIR = click.Path(file_okay=False, path_type=Path)
                    "(docs/training.md).")
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
-          chunk_sentences, piece_sentences, dropout, embedding_dropout, steps, lr, warmup, scale, margin,
-          max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every,
+          chunk_sentences, piece_sentences, dropout, embedding_dropout, steps, lr, warmup, scale,
+          margin, max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every,
           checkpoint_every, eval_languages, seed, workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
