@@ -99,6 +99,9 @@ DIR = click.Path(file_okay=False, path_type=Path)
               show_default=True, help="Steps between resumable checkpoints.")
 @click.option("--eval-languages", type=click.IntRange(min=1), default=20, show_default=True,
               help="Dev xsim over this many languages with the most training pairs.")
+@click.option("--keep", type=click.Choice(["best", "last"]), default="best", show_default=True,
+              help="The model --output receives: the best on the dev evaluation, or the last "
+                   "step's (when the dev languages do not show what the run is for).")
 @click.option("--seed", type=int, default=TrainConfig.seed, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Processes for tokenisation and BPE.")
@@ -113,7 +116,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
           chunk_sentences, piece_sentences, dropout, embedding_dropout, steps, lr, warmup, scale,
           margin, max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every,
-          checkpoint_every, eval_languages, seed, workers, threads, device, bf16):
+          checkpoint_every, eval_languages, keep, seed, workers, threads, device, bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
@@ -140,6 +143,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,
-                           teacher_threads=threads or 1)
+                           teacher_threads=threads or 1, keep_last=keep == "last")
+    kept = "the last step's model" if keep == "last" else "model"
     click.echo(f"step {trainer.step}: best dev xsim error {100 * trainer.best_error:.2f}%; "
-               f"model in {output}", err=True)
+               f"{kept} in {output}", err=True)

@@ -138,10 +138,12 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
           languages: Optional[Sequence[str]] = None, dev_dir: Optional[Path] = None,
           eval_languages: int = 20, dev_limit: Optional[int] = 1000, workers: int = 1,
           device: str = "cpu", name: str = "laser", progress: Optional[bool] = None,
-          teacher: Optional[Teacher] = None, teacher_threads: int = 1) -> Trainer:
-    """Prepare (or reuse) the data in `work`, train to config.steps, export the best to `output`.
-    With config.teacher set, distil from it (`teacher`: an instance to use instead of the one
-    `teachers.make_teacher` builds by that name)."""
+          teacher: Optional[Teacher] = None, teacher_threads: int = 1,
+          keep_last: bool = False) -> Trainer:
+    """Prepare (or reuse) the data in `work`, train to config.steps, export the best (or with
+    `keep_last`, the last step's model) to `output`. With config.teacher set, distil from it
+    (`teacher`: an instance to use instead of the one `teachers.make_teacher` builds by that
+    name)."""
     if config.topic_clusters and not config.teacher:
         raise LaserError("--topic-clusters needs a --teacher (its embeddings are clustered)")
     if config.topic_clusters and config.topic_band > config.pool_batches:
@@ -166,7 +168,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
         export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)
 
     trainer.run(export)
-    if not dev:
+    if keep_last or not dev:
         export(trainer.model)
     return trainer
 

@@ -469,6 +469,27 @@ def test_a_run_in_length_pieces_trains_the_same_weights(tiny_corpus, tmp_path):
         assert torch.allclose(tensor, pieces["model"][name], atol=1e-5), name
 
 
+def _last_step_state(work):
+    saved = weights(work)
+    model = BiLSTMEncoder(encoder_params(TrainConfig.from_dict(saved["config"])))
+    model.load_state_dict(saved["model"])
+    return {name: tensor.half() for name, tensor in model.official_state().items()}
+
+
+def test_keep_last_exports_the_last_steps_weights(tiny_corpus, tmp_path):
+    # a learning rate this high makes a later evaluation worse than the first one
+    runs = {keep: train(tiny_corpus, tmp_path / keep, tmp_path / f"model-{keep}", 6,
+                        "--eval-every", "2", "--lr", "0.5", "--keep", keep)
+            for keep in ("best", "last")}
+    assert "the last step's model in" in runs["last"].output
+    errors = [r["average_error"] for r in read_log(tmp_path / "best") if "average_error" in r]
+    assert errors[-1] > min(errors)
+    for keep, equal in (("last", True), ("best", False)):
+        exported = load_checkpoint(ModelFiles.from_dir(tmp_path / f"model-{keep}").encoder).state
+        last = _last_step_state(tmp_path / keep)
+        assert all(torch.equal(exported[name], t) for name, t in last.items()) == equal, keep
+
+
 def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
     train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
     assert read_log(tmp_path / "work")[1]["bf16"] is True
