@@ -59,8 +59,8 @@ def test_a_packed_run_unpacks_to_the_same_data_and_trains_a_variant(tiny_corpus,
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps(TINY_RECIPE))
     run_tool("train", "run", packed / "data", gpu, "V", "--recipe", recipe,
-             "--embedding-dropout", "0.3", "--max-length", "9", "--piece-sentences", "5", "--seconds", "0",
-             "--device", "cpu", "--threads", "1")
+             "--embedding-dropout", "0.3", "--max-length", "9", "--piece-sentences", "5",
+             "--seconds", "0", "--device", "cpu", "--threads", "1")
     config = torch.load(gpu / "run-V" / "checkpoint.pt", weights_only=False)["config"]
     assert (config["embedding_dropout"], config["max_length"], config["piece_sentences"]) == \
         (0.3, 9, 5)  # the variant's
