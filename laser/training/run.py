@@ -167,7 +167,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     def export(model) -> None:
         export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)
 
-    trainer.run(export)
+    trainer.run((lambda model: None) if keep_last else export)  # keep_last: no best to write
     if keep_last or not dev:
         export(trainer.model)
     return trainer

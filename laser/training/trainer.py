@@ -129,15 +129,15 @@ def backward_loss(model: nn.Module, batch: Batch, config: "TrainConfig", device:
     second pass draws the dropout of its first), and only one piece's activations are held."""
     chunk = config.chunk_sentences
     if not chunk or len(batch.tokens) <= chunk:
-        pieces = length_pieces(batch, config.piece_sentences)
-        embeddings = in_batch_order([_embed(model, p.tokens, p.lengths, config, device)
-                                     for p in pieces], pieces)
+        embeddings = _embed_pieces(model, length_pieces(batch, config.piece_sentences), config,
+                                   device)
         loss = _batch_loss(embeddings, batch, config, extra)
         loss.backward()
         return loss.item()
     pieces = length_pieces(batch, chunk)
     random_states = []
-    embeddings = _embed_detached(model, pieces, config, device, random_states)
+    with torch.no_grad():
+        embeddings = _embed_pieces(model, pieces, config, device, random_states)
     embeddings.requires_grad_(True)
     loss = _batch_loss(embeddings, batch, config, extra)
     loss.backward()
@@ -183,12 +183,10 @@ def in_batch_order(embeddings: Sequence[torch.Tensor], pieces: Sequence[Piece]) 
     return torch.cat(embeddings)[torch.argsort(rows)]
 
 
-@torch.no_grad()
-def _embed_detached(model: nn.Module, pieces: Sequence[Piece], config: "TrainConfig",
-                    device: torch.device, random_states: Optional[list] = None) -> torch.Tensor:
-    """The pieces' embeddings in batch order, one piece at a time, without autograd;
-    `random_states` receives the random state before each piece, so that a second pass can draw
-    the same dropout."""
+def _embed_pieces(model: nn.Module, pieces: Sequence[Piece], config: "TrainConfig",
+                  device: torch.device, random_states: Optional[list] = None) -> torch.Tensor:
+    """The pieces' embeddings in batch order, one piece at a time; `random_states` receives the
+    random state before each piece, so that a second pass can draw the same dropout."""
     embeddings = []
     for piece in pieces:
         if random_states is not None:
@@ -338,7 +336,8 @@ class Trainer:
         for batch in batches:
             pieces = length_pieces(batch, self.config.chunk_sentences
                                    or self.config.piece_sentences)
-            embeddings = _embed_detached(self.model, pieces, self.config, self.device)
+            with torch.no_grad():
+                embeddings = _embed_pieces(self.model, pieces, self.config, self.device)
             foreign.append(embeddings[:batch.size])
             english.append(embeddings[batch.size:])
         self.model.train()
