@@ -120,7 +120,8 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
-    --eval-languages largest languages) is written to --output in the official LASER format.
+    --eval-languages largest languages), or with --keep last the last step's, is written to
+    --output in the official LASER format.
     """
     from ..models.encoder import check_device
     from ..training.run import set_threads, train as run_training
