@@ -1,15 +1,18 @@
 """Pack a prepared `laser train` work folder for a leased GPU machine whose calls carry at most
-64 MiB: the teacher's inputs (the distinct English sentences; the teacher runs there) and the
-token ids (uint16, xz) with the --init model travel in two calls. See docs/training.md,
-"On a leased GPU with a 64 MiB transfer limit".
+64 MiB: the teacher's inputs (the distinct English sentences; USE runs there) and the token ids
+(uint16, xz) with the --init model travel in two calls. With `--teacher use+e5` the e5 block of
+the cache, which the machine cannot recompute in time, travels too: int8 with a scale per row,
+in parts of at most --part-mib, one call each. See docs/training.md, "On a leased GPU with a
+64 MiB transfer limit".
 
-    python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu [--topic-clusters 1024]
+    python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu [--teacher use+e5]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import lzma
+import math
 import shutil
 from pathlib import Path
 
@@ -20,27 +23,54 @@ from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
 from laser.training.teachers import sentences_digest
 
 CHECK_ROWS = 512  # teacher rows the GPU machine compares with this machine's cache
+BLOCKS = {"use": (512,), "use+e5": (512, 384)}  # the teachers the GPU machine can rebuild
+USE_DIM = 512  # the first block: the one computed there
 
 
-def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: int) -> None:
-    """english.txt.xz (cache row order), rows.npz, check.npz, topics, BPE files, dev ids."""
+def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: int,
+                        teacher: str) -> np.ndarray:
+    """english.txt.xz (cache row order), rows.npz, check.npz, topics, BPE files, dev ids and
+    teacher.json; returns the cache (read-only)."""
     files = find_pair_files(train_dir)
     sentences = english_sentences(files)
-    state = json.loads((work / TEACHER_DIR / "use.state.json").read_text())
+    state = json.loads((work / TEACHER_DIR / f"{teacher}.state.json").read_text())
     if sentences_digest(sentences) != state["sentences_sha256"]:
         raise SystemExit(f"{work}: its teacher cache is of another corpus than {train_dir}")
+    if state["done"] != len(sentences):
+        raise SystemExit(f"{work}: its {teacher} cache is not finished")
     with lzma.open(out / "english.txt.xz", "wt", encoding="utf-8") as f:
         f.write("".join(sentence + "\n" for sentence in sentences))
     rows = sentence_rows(files, sentences)
     np.savez_compressed(out / "rows.npz", **{lang: r.astype(np.int32) for lang, r in rows.items()})
-    cache = np.load(work / TEACHER_DIR / "use.f16.npy", mmap_mode="r")
+    cache = np.load(work / TEACHER_DIR / f"{teacher}.f16.npy", mmap_mode="r")
     picked = np.sort(np.random.default_rng(0).choice(len(cache), min(CHECK_ROWS, len(cache)),
                                                          replace=False))
     np.savez(out / "check.npz", rows=picked, vectors=np.asarray(cache[picked]))
-    shutil.copy(work / TEACHER_DIR / f"use.topics-{topic_clusters}.npy", out / "topics.npy")
+    shutil.copy(work / TEACHER_DIR / f"{teacher}.topics-{topic_clusters}.npy", out / "topics.npy")
     for name in ("bpe.fcodes", "bpe.fvocab"):
         shutil.copy(work / name, out / name)
     np.savez_compressed(out / "dev.npz", **id_arrays(work / "ids-dev"))
+    (out / "teacher.json").write_text(json.dumps(
+        {"teacher": teacher, "blocks": BLOCKS[teacher], "rows": len(sentences)}))
+    return cache
+
+
+def pack_carried_block(cache: np.ndarray, out: Path, part_mib: float) -> list[Path]:
+    """The columns after USE's as int8 codes with a float32 scale per row (the row's largest
+    magnitude over 127), in folders OUT/e5-0, OUT/e5-1, ... of at most part_mib each."""
+    width = cache.shape[1] - USE_DIM
+    parts = math.ceil(len(cache) / max(1, int(part_mib * 2 ** 20 // (width + 4))))
+    rows_per_part = math.ceil(len(cache) / parts)  # even parts
+    folders = []
+    for number, start in enumerate(range(0, len(cache), rows_per_part)):
+        block = np.asarray(cache[start:start + rows_per_part, USE_DIM:], dtype=np.float32)
+        scales = np.maximum(np.abs(block).max(1), np.finfo(np.float32).tiny) / 127
+        codes = np.rint(block / scales[:, None]).astype(np.int8)
+        folder = out / f"e5-{number}"
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez(folder / f"e5-{number}.npz", start=np.int64(start), codes=codes, scales=scales)
+        folders.append(folder)
+    return folders
 
 
 def id_arrays(folder: Path) -> dict[str, np.ndarray]:
@@ -76,16 +106,24 @@ def pack_training_data(work: Path, init: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("work", type=Path, help="a prepared work folder (--teacher use)")
+    parser.add_argument("work", type=Path, help="a prepared work folder (--teacher use or use+e5)")
     parser.add_argument("train_dir", type=Path, help="the corpus's train folder")
     parser.add_argument("init", type=Path, help="the model to start from (--init)")
-    parser.add_argument("out", type=Path, help="gets teacher/ and data/ (ignore it in git)")
+    parser.add_argument("out", type=Path, help="gets teacher/, data/ and e5-K/ (ignore it in git)")
     parser.add_argument("--topic-clusters", type=int, default=1024,
                         help="the run's --topic-clusters (its teacher clusters travel)")
+    parser.add_argument("--teacher", choices=sorted(BLOCKS), default="use",
+                        help="the run's --teacher (its cache in WORK/teacher)")
+    parser.add_argument("--part-mib", type=float, default=60,
+                        help="the most each carried part of the e5 block may take")
     args = parser.parse_args()
     for part in ("teacher", "data"):
         (args.out / part).mkdir(parents=True, exist_ok=True)
-    pack_teacher_inputs(args.work, args.train_dir, args.out / "teacher", args.topic_clusters)
+    cache = pack_teacher_inputs(args.work, args.train_dir, args.out / "teacher",
+                                args.topic_clusters, args.teacher)
+    if args.teacher != "use":
+        for folder in pack_carried_block(cache, args.out, args.part_mib):
+            print(f"{folder}: carry it in its own call (tools/gpu/stash.sh)")
     pack_training_data(args.work, args.init, args.out / "data")
 
 

@@ -1,10 +1,12 @@
 """On the leased GPU machine: the USE teacher cache of the packed English sentences
-(`pack.py`), in parallel processes, checked against rows of the packing machine's cache.
+(`pack.py`), in parallel processes, checked against rows of the packing machine's cache; for a
+`use+e5` run, joined with the e5 block whose parts `stash.sh` kept in WORK/e5.
 
     python3 tools/gpu/teacher.py .gpu/teacher /tmp/gw
 """
 from __future__ import annotations
 
+import json
 import lzma
 import os
 import shutil
@@ -41,16 +43,42 @@ def build(cache: Path, processes: int) -> None:
         assert sum(pool.imap_unordered(encode_span, jobs)) == len(SENTENCES)
 
 
-def check(cache: Path, packed: Path) -> None:
-    """Exit unless the sampled rows agree with the packing machine's cache."""
+def check(cache: np.ndarray, packed: Path, columns: slice, what: str) -> None:
+    """Exit unless these columns of the sampled rows agree with the packing machine's cache."""
     sample = np.load(packed / "check.npz")
-    ours = np.load(cache, mmap_mode="r")[sample["rows"]].astype(np.float32)
-    theirs = sample["vectors"].astype(np.float32)
+    ours = np.asarray(cache[sample["rows"]], dtype=np.float32)[:, columns]
+    theirs = sample["vectors"].astype(np.float32)[:, columns]
     cosine = (ours * theirs).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(theirs, axis=1)
-    print(f"against the packed rows: max |diff| {np.abs(ours - theirs).max():.2e}, "
+    print(f"{what} against the packed rows: max |diff| {np.abs(ours - theirs).max():.2e}, "
           f"min cosine {cosine.min():.6f}", flush=True)
     if cosine.min() < 0.999:
-        sys.exit("the teacher disagrees with the packing machine's cache")
+        sys.exit(f"the {what} disagrees with the packing machine's cache")
+
+
+def stashed_block(work: Path, rows: int, width: int) -> np.ndarray:
+    """The carried e5 block (float16, cache row order) from the int8 parts in WORK/e5."""
+    block, covered = np.zeros((rows, width), dtype=np.float16), 0
+    for path in sorted((work / "e5").glob("e5-*.npz")):
+        part = np.load(path)
+        start, codes = int(part["start"]), part["codes"]
+        block[start:start + len(codes)] = codes * part["scales"][:, None]
+        covered += len(codes)
+    if covered != rows or block.shape[1] != width:
+        sys.exit(f"the stashed e5 parts hold {covered} of {rows} rows: "
+                 "run tools/gpu/stash.sh with each .gpu/e5-K first")
+    return block
+
+
+def join_blocks(use: Path, work: Path, spec: dict) -> Path:
+    """WORK/teacher/NAME.f16.npy: the USE cache and the stashed block side by side."""
+    first = np.load(use, mmap_mode="r")
+    joined = work / "teacher" / f"{spec['teacher']}.f16.npy"
+    out = np.lib.format.open_memmap(joined, mode="w+", dtype=np.float16,
+                                    shape=(spec["rows"], sum(spec["blocks"])))
+    out[:, :first.shape[1]] = first
+    out[:, first.shape[1]:] = stashed_block(work, spec["rows"], out.shape[1] - first.shape[1])
+    out.flush()
+    return joined
 
 
 def main(packed: Path, work: Path) -> None:
@@ -63,11 +91,18 @@ def main(packed: Path, work: Path) -> None:
     (work / "teacher").mkdir(parents=True, exist_ok=True)
     with lzma.open(packed / "english.txt.xz", "rt", encoding="utf-8") as f:
         SENTENCES = f.read().split("\n")[:-1]
+    spec = json.loads((packed / "teacher.json").read_text())
+    if len(SENTENCES) != spec["rows"]:
+        sys.exit(f"{len(SENTENCES)} packed sentences, but the cache has {spec['rows']} rows")
     cache = work / "teacher" / "use.f16.npy"
     build(cache, max(1, (os.cpu_count() or 2) - 1))
     print(f"{len(SENTENCES)} sentences in {time.time() - started:.1f} s", flush=True)
-    check(cache, packed)
-    for name in ("rows.npz", "topics.npy", "dev.npz", "bpe.fcodes", "bpe.fvocab"):
+    use_columns = slice(0, spec["blocks"][0])
+    check(np.load(cache, mmap_mode="r"), packed, use_columns, "USE")
+    if spec["teacher"] != "use":
+        joined = np.load(join_blocks(cache, work, spec), mmap_mode="r")
+        check(joined, packed, slice(use_columns.stop, None), "carried e5 block")
+    for name in ("teacher.json", "rows.npz", "topics.npy", "dev.npz", "bpe.fcodes", "bpe.fvocab"):
         shutil.copy(packed / name, work / name)
     done.touch()
 

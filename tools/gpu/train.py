@@ -82,9 +82,10 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
             for lang in languages]
 
 
-def recipe(dictionary: dict, init: Path, args) -> TrainConfig:
-    """The recipe file's settings, with this variant's dropout, lr, cut and pieces where given."""
-    values = json.loads(args.recipe.read_text())
+def recipe(dictionary: dict, init: Path, teacher: str, args) -> TrainConfig:
+    """The recipe file's settings, with this variant's dropout, lr, cut and pieces where given,
+    and the packed teacher."""
+    values = {**json.loads(args.recipe.read_text()), "teacher": teacher}
     values.update({name: getattr(args, name)
                    for name in ("dropout", "embedding_dropout", "lr", "max_length",
                                 "piece_sentences")
@@ -98,9 +99,11 @@ def run(args) -> None:
     trainer_module.dev_errors = torch_dev_errors
     work, index = args.work, json.loads((args.packed / "index.json").read_text())
     pairs = language_pairs(work / "ids-train", index["languages"], np.load(work / "rows.npz"))
-    targets = TeacherTargets(np.load(work / "teacher" / "use.f16.npy", mmap_mode="r"), (512,))
+    teacher = json.loads((work / "teacher.json").read_text())
+    targets = TeacherTargets(np.load(work / "teacher" / f"{teacher['teacher']}.f16.npy",
+                                     mmap_mode="r"), teacher["blocks"])
     dictionary = make_dictionary(read_vocab(work / "bpe.fvocab"))
-    config = recipe(dictionary, args.packed / "init", args)
+    config = recipe(dictionary, args.packed / "init", teacher["teacher"], args)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
                            config.pool_batches,
                            TopicGrouping(np.load(work / "topics.npy"), config.topic_band))
