@@ -180,16 +180,16 @@ def _write_state(path: Path, state: dict) -> None:
     replace_atomically(path, lambda tmp: Path(tmp).write_text(json.dumps(state, indent=1)))
 
 
-def cache_paths(teacher: Teacher, directory: Path) -> tuple[Path, Path]:
-    """The cache array and its JSON state."""
-    stem = cache_stem(teacher.name)
+def cache_paths(name: str, directory: Path) -> tuple[Path, Path]:
+    """The cache array and its JSON state, for the teacher of that name."""
+    stem = cache_stem(name)
     return directory / f"{stem}.f16.npy", directory / f"{stem}.state.json"
 
 
 def _open_cache(teacher: Teacher, sentences: Sequence[str], directory: Path) -> tuple[np.ndarray, dict, Path]:
     """The cache array (created at full size when new) and its state; a mismatch is refused."""
     directory.mkdir(parents=True, exist_ok=True)
-    array_path, state_path = cache_paths(teacher, directory)
+    array_path, state_path = cache_paths(teacher.name, directory)
     meta = {"teacher": teacher.name, "dim": teacher.dim, "rows": len(sentences),
             "sentences_sha256": sentences_digest(sentences), "dtype": "float16"}
     if getattr(teacher, "fingerprint", ""):
@@ -231,4 +231,4 @@ def build_cache(teacher: Teacher, sentences: Sequence[str], directory: Path,
                 _write_state(state_path, state)
                 bar.update(stop - start)
     del array
-    return np.load(cache_paths(teacher, directory)[0], mmap_mode="r")
+    return np.load(cache_paths(teacher.name, directory)[0], mmap_mode="r")

@@ -104,7 +104,7 @@ def test_cache_of_a_model_teacher_has_a_safe_name_and_is_tied_to_its_weights(tmp
     teacher = HashingTeacher(name="../my models/v2 teacher")
     teacher.fingerprint = "weights-a"
     build_cache(teacher, SENTENCES, tmp_path / "cache", progress=False)
-    array, state = cache_paths(teacher, tmp_path / "cache")
+    array, state = cache_paths(teacher.name, tmp_path / "cache")
     assert sorted(tmp_path.rglob("*")) == [tmp_path / "cache", array, state]
     assert " " not in array.name and array.name.startswith("my_models_v2_teacher-")
     assert json.loads(state.read_text())["fingerprint"] == "weights-a"
@@ -139,7 +139,7 @@ def test_a_run_distils_from_a_laser_model(tiny_corpus, tmp_path):
     assert result.exit_code == 0, result.output
     teacher = make_teacher(str(PARITY_MODEL))
     english = english_sentences(find_pair_files(tiny_corpus / "train"))
-    array, state = cache_paths(teacher, tmp_path / "work" / "teacher")
+    array, state = cache_paths(teacher.name, tmp_path / "work" / "teacher")
     assert json.loads(state.read_text())["fingerprint"] == teacher.fingerprint
     np.testing.assert_allclose(np.load(array), teacher.encode(english), atol=2e-3, rtol=2e-3)
     assert read_log(tmp_path / "work")[-1]["step"] == 4

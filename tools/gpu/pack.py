@@ -20,11 +20,16 @@ import numpy as np
 
 from laser.training.corpus import find_pair_files
 from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
-from laser.training.teachers import sentences_digest
+from laser.training.teachers import (PACKAGED_TEACHERS, USETeacher, cache_paths, cache_stem,
+                                     sentences_digest)
 
 CHECK_ROWS = 512  # teacher rows the GPU machine compares with this machine's cache
-BLOCKS = {"use": (512,), "use+e5": (512, 384)}  # the teachers the GPU machine can rebuild
-USE_DIM = 512  # the first block: the one computed there
+TEACHERS = ("use", "use+e5")  # USE is computed there, the rest of the cache carried
+
+
+def packaged_blocks(spec: str) -> tuple[int, ...]:
+    """The widths of the packaged teachers' parts that a spec joins."""
+    return tuple(width for part in spec.split("+") for width in PACKAGED_TEACHERS[part].blocks)
 
 
 def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: int,
@@ -33,7 +38,8 @@ def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: 
     teacher.json; returns the cache (read-only)."""
     files = find_pair_files(train_dir)
     sentences = english_sentences(files)
-    state = json.loads((work / TEACHER_DIR / f"{teacher}.state.json").read_text())
+    cache_path, state_path = cache_paths(teacher, work / TEACHER_DIR)
+    state = json.loads(state_path.read_text())
     if sentences_digest(sentences) != state["sentences_sha256"]:
         raise SystemExit(f"{work}: its teacher cache is of another corpus than {train_dir}")
     if state["done"] != len(sentences):
@@ -42,28 +48,29 @@ def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: 
         f.write("".join(sentence + "\n" for sentence in sentences))
     rows = sentence_rows(files, sentences)
     np.savez_compressed(out / "rows.npz", **{lang: r.astype(np.int32) for lang, r in rows.items()})
-    cache = np.load(work / TEACHER_DIR / f"{teacher}.f16.npy", mmap_mode="r")
+    cache = np.load(cache_path, mmap_mode="r")
     picked = np.sort(np.random.default_rng(0).choice(len(cache), min(CHECK_ROWS, len(cache)),
                                                          replace=False))
     np.savez(out / "check.npz", rows=picked, vectors=np.asarray(cache[picked]))
-    shutil.copy(work / TEACHER_DIR / f"{teacher}.topics-{topic_clusters}.npy", out / "topics.npy")
+    shutil.copy(work / TEACHER_DIR / f"{cache_stem(teacher)}.topics-{topic_clusters}.npy",
+                out / "topics.npy")
     for name in ("bpe.fcodes", "bpe.fvocab"):
         shutil.copy(work / name, out / name)
     np.savez_compressed(out / "dev.npz", **id_arrays(work / "ids-dev"))
     (out / "teacher.json").write_text(json.dumps(
-        {"teacher": teacher, "blocks": BLOCKS[teacher], "rows": len(sentences)}))
+        {"teacher": teacher, "blocks": packaged_blocks(teacher), "rows": len(sentences)}))
     return cache
 
 
 def pack_carried_block(cache: np.ndarray, out: Path, part_mib: float) -> list[Path]:
     """The columns after USE's as int8 codes with a float32 scale per row (the row's largest
     magnitude over 127), in folders OUT/e5-0, OUT/e5-1, ... of at most part_mib each."""
-    width = cache.shape[1] - USE_DIM
+    width = cache.shape[1] - USETeacher.dim
     parts = math.ceil(len(cache) / max(1, int(part_mib * 2 ** 20 // (width + 4))))
     rows_per_part = math.ceil(len(cache) / parts)  # even parts
     folders = []
     for number, start in enumerate(range(0, len(cache), rows_per_part)):
-        block = np.asarray(cache[start:start + rows_per_part, USE_DIM:], dtype=np.float32)
+        block = np.asarray(cache[start:start + rows_per_part, USETeacher.dim:], dtype=np.float32)
         scales = np.maximum(np.abs(block).max(1), np.finfo(np.float32).tiny) / 127
         codes = np.rint(block / scales[:, None]).astype(np.int8)
         folder = out / f"e5-{number}"
@@ -112,7 +119,7 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="gets teacher/, data/ and e5-K/ (ignore it in git)")
     parser.add_argument("--topic-clusters", type=int, default=1024,
                         help="the run's --topic-clusters (its teacher clusters travel)")
-    parser.add_argument("--teacher", choices=sorted(BLOCKS), default="use",
+    parser.add_argument("--teacher", choices=TEACHERS, default="use",
                         help="the run's --teacher (its cache in WORK/teacher)")
     parser.add_argument("--part-mib", type=float, default=60,
                         help="the most each carried part of the e5 block may take")

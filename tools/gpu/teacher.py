@@ -55,18 +55,17 @@ def check(cache: np.ndarray, packed: Path, columns: slice, what: str) -> None:
         sys.exit(f"the {what} disagrees with the packing machine's cache")
 
 
-def stashed_block(work: Path, rows: int, width: int) -> np.ndarray:
-    """The carried e5 block (float16, cache row order) from the int8 parts in WORK/e5."""
-    block, covered = np.zeros((rows, width), dtype=np.float16), 0
+def fill_stashed_block(block: np.ndarray, work: Path) -> None:
+    """Write the carried e5 block (cache row order) from the int8 parts in WORK/e5 into `block`."""
+    covered = 0
     for path in sorted((work / "e5").glob("e5-*.npz")):
         part = np.load(path)
         start, codes = int(part["start"]), part["codes"]
         block[start:start + len(codes)] = codes * part["scales"][:, None]
         covered += len(codes)
-    if covered != rows:
-        sys.exit(f"the stashed e5 parts hold {covered} of {rows} rows: "
+    if covered != len(block):
+        sys.exit(f"the stashed e5 parts hold {covered} of {len(block)} rows: "
                  "run tools/gpu/stash.sh with each .gpu/e5-K first")
-    return block
 
 
 def join_blocks(use: Path, work: Path, spec: dict) -> Path:
@@ -76,7 +75,7 @@ def join_blocks(use: Path, work: Path, spec: dict) -> Path:
     out = np.lib.format.open_memmap(joined, mode="w+", dtype=np.float16,
                                     shape=(spec["rows"], sum(spec["blocks"])))
     out[:, :first.shape[1]] = first
-    out[:, first.shape[1]:] = stashed_block(work, spec["rows"], out.shape[1] - first.shape[1])
+    fill_stashed_block(out[:, first.shape[1]:], work)
     out.flush()
     return joined
 
