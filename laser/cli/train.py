@@ -55,11 +55,11 @@ DIR = click.Path(file_okay=False, path_type=Path)
               help="Embed each batch this many sentences at a time (a gradient cache: the "
                    "whole batch's gradients for one extra forward pass, holding one chunk's "
                    "activations), so that a larger --batch-size fits; 0: all at once.")
-@click.option("--piece-sentences", type=click.IntRange(min=0),
-              default=TrainConfig.piece_sentences, show_default=True,
+@click.option("--piece-sentences", type=click.IntRange(min=0), default=None,
               help="Run each batch through the network in length-sorted pieces of this many "
                    "sentences, each padded only to its own longest (the same embeddings with "
-                   "less padding); 0: the whole batch as one piece.")
+                   "less padding); 0: the whole batch as one piece.  [default: 256 on a CPU, "
+                   "0 on a GPU]")
 @click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=TrainConfig.dropout,
               show_default=True,
               help="Dropout on the input of each BiLSTM layer (token embeddings and lower "

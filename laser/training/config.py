@@ -50,7 +50,8 @@ class TrainConfig:
     topic_band: int = 8           # batches of length-sorted pairs regrouped by cluster together
     pool_batches: int = 64        # batches drawn and sorted by length together (a pool)
     chunk_sentences: int = 0      # embed a batch this many sentences at a time; 0 = all at once
-    piece_sentences: int = 256    # sentences per length-sorted forward piece; 0 = one piece
+    piece_sentences: Optional[int] = None  # per length-sorted forward piece; 0 = one piece;
+    #                                        None = the device's default (pieces_for)
     dropout: float = 0.0          # on each BiLSTM layer's input (token embeddings, lower layers)
     embedding_dropout: Optional[float] = None  # on the token embeddings instead; None = dropout
 
@@ -58,6 +59,19 @@ class TrainConfig:
     def from_dict(cls, values: Mapping) -> "TrainConfig":
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in names})
+
+
+CPU_PIECE_SENTENCES = 256
+
+
+def pieces_for(piece_sentences: Optional[int], device: str) -> int:
+    """`piece_sentences`, or where None the device's default: pieces of CPU_PIECE_SENTENCES on
+    a CPU, where they spare the padding's work, and the whole batch as one piece on a GPU, where
+    an LSTM's time step costs about the same for any number of sentences, so each piece adds
+    its longest sentence's steps (an H100 ran 1.9-2.6x faster in one piece)."""
+    if piece_sentences is not None:
+        return piece_sentences
+    return CPU_PIECE_SENTENCES if str(device).split(":")[0] == "cpu" else 0
 
 
 def check_bf16(bf16: bool, device: str) -> None:

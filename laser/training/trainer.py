@@ -26,7 +26,7 @@ from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler, prefetched
-from .config import ARCHITECTURE_FIELDS, TrainConfig, check_bf16
+from .config import ARCHITECTURE_FIELDS, TrainConfig, check_bf16, pieces_for
 from .distill import Distiller, TeacherTargets
 from .warm_start import init_files, warm_start
 
@@ -267,7 +267,8 @@ class Trainer:
                  progress: Optional[bool] = None, targets: Optional[TeacherTargets] = None):
         """`progress`: show progress bars on stderr (default: when stderr is a terminal);
         `targets`: the teacher's, to distil (the batches must carry teacher rows)."""
-        self.config, self.sampler, self.dev = config, sampler, dev
+        self.config = replace(config, piece_sentences=pieces_for(config.piece_sentences, device))
+        self.sampler, self.dev = sampler, dev
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.dictionary, self.work_dir = dictionary, work_dir
         check_bf16(config.bf16, device)

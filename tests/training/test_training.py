@@ -17,7 +17,7 @@ from laser.models.encoder import Encoder
 from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.training.corpus import find_pair_files, read_pairs
-from laser.training.config import TrainConfig
+from laser.training.config import CPU_PIECE_SENTENCES, TrainConfig, pieces_for
 from laser.training.batches import Batch
 from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
                                     in_batch_order, learning_rate, length_pieces,
@@ -455,8 +455,15 @@ def test_a_run_in_chunks_trains_the_same_weights(tiny_corpus, tmp_path):
     train(tiny_corpus, tmp_path / "chunked", tmp_path / "m2", 4, "--chunk-sentences", "5")
     whole, chunked = weights(tmp_path / "whole"), weights(tmp_path / "chunked")
     assert chunked["config"]["chunk_sentences"] == 5
+    assert whole["config"]["piece_sentences"] == CPU_PIECE_SENTENCES  # the CPU's default
     for name, tensor in whole["model"].items():
         assert torch.allclose(tensor, chunked["model"][name], atol=1e-5), name
+
+
+def test_pieces_default_to_the_device():
+    assert pieces_for(None, "cpu") == CPU_PIECE_SENTENCES
+    assert pieces_for(None, "cuda") == pieces_for(None, "cuda:1") == 0
+    assert pieces_for(5, "cuda") == 5 and pieces_for(0, "cpu") == 0
 
 
 def test_a_run_in_length_pieces_trains_the_same_weights(tiny_corpus, tmp_path):
@@ -465,6 +472,7 @@ def test_a_run_in_length_pieces_trains_the_same_weights(tiny_corpus, tmp_path):
     one, pieces = weights(tmp_path / "one"), weights(tmp_path / "pieces")
     assert pieces["config"]["piece_sentences"] == 3
     assert read_log(tmp_path / "pieces")[1]["piece_sentences"] == 3
+    assert read_log(tmp_path / "one")[1]["piece_sentences"] == 0
     for name, tensor in one["model"].items():
         assert torch.allclose(tensor, pieces["model"][name], atol=1e-5), name
 
