@@ -22,7 +22,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from laser.training.batches import BatchSampler, load_pairs  # noqa: E402
-from laser.training.topics import TopicGrouping  # noqa: E402
+from laser.training.teachers import cache_stem  # noqa: E402
+from laser.training.topics import TopicGrouping, topic_labels_path  # noqa: E402
 
 
 def sampler_of(work: Path, args) -> BatchSampler:
@@ -30,7 +31,8 @@ def sampler_of(work: Path, args) -> BatchSampler:
     pairs = load_pairs(work / "ids-train", languages)
     topics = None
     if args.topic_clusters:
-        labels = np.load(work / "teacher" / f"{args.teacher}.topics-{args.topic_clusters}.npy")
+        labels = np.load(topic_labels_path(work / "teacher", cache_stem(args.teacher),
+                                           args.topic_clusters))
         topics = TopicGrouping(labels, args.topic_band)
         rows = np.arange(len(labels))  # any teacher rows: the lookup's cost, not its values
         pairs = [replace(p, teacher_rows=rows[:len(p)]) for p in pairs]

@@ -31,7 +31,7 @@ from laser.models.bilstm import BiLSTMEncoder  # noqa: E402
 from laser.training.batches import Batch, BatchSampler  # noqa: E402
 from laser.training.distill import Distiller  # noqa: E402
 from laser.training.teachers import cache_stem  # noqa: E402
-from laser.training.topics import TopicGrouping  # noqa: E402
+from laser.training.topics import TopicGrouping, topic_labels_path  # noqa: E402
 from laser.training.trainer import _optimise, encoder_params, length_pieces  # noqa: E402
 
 
@@ -76,8 +76,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     pairs, targets = load(args.work, args.train, args.teacher)
-    labels = np.load(args.work / "teacher" /
-                     f"{cache_stem(args.teacher)}.topics-{args.topic_clusters}.npy")
+    labels = np.load(topic_labels_path(args.work / "teacher", cache_stem(args.teacher),
+                                       args.topic_clusters))
     sampler = BatchSampler(pairs, args.batch_size, args.alpha, 1, args.max_length,
                            topics=TopicGrouping(labels, args.topic_band))
     batches = [sampler.batch(step) for step in range(args.batches + 1)]

@@ -93,11 +93,16 @@ def _save_array(path: str, array: np.ndarray) -> None:
         np.save(out, array)
 
 
+def topic_labels_path(directory: Path, stem: str, clusters: int) -> Path:
+    """Where `topic_labels` keeps the clusters of the teacher cache `stem` in `directory`."""
+    return directory / f"{stem}.topics-{clusters}.npy"
+
+
 def topic_labels(targets: TeacherTargets, clusters: int, seed: int, directory: Path,
                  stem: str) -> np.ndarray:
     """The clusters of the teacher cache `stem` in `directory`, computed once and cached as
     STEM.topics-K.npy; a saved clustering of other targets is refused."""
-    labels_path = directory / f"{stem}.topics-{clusters}.npy"
+    labels_path = topic_labels_path(directory, stem, clusters)
     state_path = labels_path.with_suffix(".json")
     state = {"clusters": clusters, "seed": seed, "targets": _targets_fingerprint(targets),
              "iterations": KMEANS_ITERATIONS}

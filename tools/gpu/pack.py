@@ -22,6 +22,7 @@ from laser.training.corpus import find_pair_files
 from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
 from laser.training.teachers import (PACKAGED_TEACHERS, USETeacher, cache_paths, cache_stem,
                                      sentences_digest)
+from laser.training.topics import topic_labels_path
 
 CHECK_ROWS = 512  # teacher rows the GPU machine compares with this machine's cache
 TEACHERS = ("use", "use+e5")  # USE is computed there, the rest of the cache carried
@@ -52,7 +53,7 @@ def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: 
     picked = np.sort(np.random.default_rng(0).choice(len(cache), min(CHECK_ROWS, len(cache)),
                                                          replace=False))
     np.savez(out / "check.npz", rows=picked, vectors=np.asarray(cache[picked]))
-    shutil.copy(work / TEACHER_DIR / f"{cache_stem(teacher)}.topics-{topic_clusters}.npy",
+    shutil.copy(topic_labels_path(work / TEACHER_DIR, cache_stem(teacher), topic_clusters),
                 out / "topics.npy")
     for name in ("bpe.fcodes", "bpe.fvocab"):
         shutil.copy(work / name, out / name)
