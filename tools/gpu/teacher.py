@@ -14,6 +14,7 @@ import sys
 import time
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
@@ -43,9 +44,9 @@ def build(cache: Path, processes: int) -> None:
         assert sum(pool.imap_unordered(encode_span, jobs)) == len(SENTENCES)
 
 
-def check(cache: np.ndarray, packed: Path, columns: slice, what: str) -> None:
-    """Exit unless these columns of the sampled rows agree with the packing machine's cache."""
-    sample = np.load(packed / "check.npz")
+def check(cache: np.ndarray, sample: Mapping[str, np.ndarray], columns: slice, what: str) -> None:
+    """Exit unless these columns of the sampled rows (check.npz) agree with the packing
+    machine's cache."""
     ours = np.asarray(cache[sample["rows"]], dtype=np.float32)[:, columns]
     theirs = sample["vectors"].astype(np.float32)[:, columns]
     cosine = (ours * theirs).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(theirs, axis=1)
@@ -96,11 +97,11 @@ def main(packed: Path, work: Path) -> None:
     cache = work / "teacher" / "use.f16.npy"
     build(cache, max(1, (os.cpu_count() or 2) - 1))
     print(f"{len(SENTENCES)} sentences in {time.time() - started:.1f} s", flush=True)
-    use_columns = slice(0, spec["blocks"][0])
-    check(np.load(cache, mmap_mode="r"), packed, use_columns, "USE")
+    use_columns, sample = slice(0, spec["blocks"][0]), dict(np.load(packed / "check.npz"))
+    check(np.load(cache, mmap_mode="r"), sample, use_columns, "USE")
     if spec["teacher"] != "use":
         joined = np.load(join_blocks(cache, work, spec), mmap_mode="r")
-        check(joined, packed, slice(use_columns.stop, None), "carried e5 block")
+        check(joined, sample, slice(use_columns.stop, None), "carried e5 block")
     for name in ("teacher.json", "rows.npz", "topics.npy", "dev.npz", "bpe.fcodes", "bpe.fvocab"):
         shutil.copy(packed / name, work / name)
     done.touch()
