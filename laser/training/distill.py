@@ -61,7 +61,11 @@ class TeacherTargets:
         order = np.argsort(rows)  # memory-map reads in file order
         raw = np.empty((len(rows), self.dim), dtype=np.float32)
         raw[order] = self.cache[np.asarray(rows)[order]]
-        centred = torch.from_numpy(raw - self.mean)
+        return self.of(raw)
+
+    def of(self, raw: np.ndarray) -> torch.Tensor:
+        """The targets of these teacher outputs (one row each), centred by the cache's mean."""
+        centred = torch.from_numpy(np.asarray(raw, dtype=np.float32) - self.mean)
         parts = torch.split(centred, list(self.blocks), dim=1)
         scale = len(parts) ** -0.5
         return torch.cat([F.normalize(part, dim=1) * scale for part in parts], dim=1)
