@@ -64,8 +64,8 @@ def test_another_teacher_an_undistilled_run_and_no_run_are_refused(tiny_corpus, 
 
 
 def run_task(*arguments) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "tasks/teacher_fit.py"), *map(str, arguments)],
-                          capture_output=True, text=True)
+    command = [sys.executable, str(ROOT / "tasks/teacher_fit.py"), *map(str, arguments)]
+    return subprocess.run(command, capture_output=True, text=True)
 
 
 def test_task_reports_each_files_mean_cosine_and_names_a_blank_line(tiny_corpus, tmp_path):
