@@ -24,16 +24,14 @@ from .config import TrainConfig
 from .distill import TEACHER_DIR, Distiller, TeacherTargets
 from .prepare import make_dictionary
 from .teachers import Teacher, cache_paths, teacher_blocks
-from .trainer import encoder_params, export_model
-
-CHECKPOINT = "checkpoint.pt"
-
+from .trainer import CHECKPOINT_FILE, encoder_params, export_model
 
 def run_state(work: Path) -> dict:
     """The checkpoint of a distilled `laser train` run in `work`."""
-    path = Path(work) / CHECKPOINT
+    path = Path(work) / CHECKPOINT_FILE
     if not path.exists():
-        raise LaserError(f"{work}: no {CHECKPOINT}; expected the --work-dir of a `laser train` run")
+        raise LaserError(f"{work}: no {CHECKPOINT_FILE}; expected the --work-dir of a "
+                         "`laser train` run")
     state = torch.load(path, map_location="cpu", weights_only=True)
     if not state["config"].get("teacher"):
         raise LaserError(f"{path}: this run was not distilled (no --teacher)")

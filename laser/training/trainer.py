@@ -37,6 +37,8 @@ ExtraLoss = Callable[[torch.Tensor, Batch], torch.Tensor]
 SAMPLE_BATCHES = 8
 # Training batches (both sides) embedded to fit the projection head at the start of a run.
 HEAD_FIT_BATCHES = 8
+# The resumable checkpoint (weights, optimiser, projection head, step) in the work folder.
+CHECKPOINT_FILE = "checkpoint.pt"
 
 
 def encoder_params(config: TrainConfig) -> dict:
@@ -292,7 +294,7 @@ class Trainer:
 
     @property
     def checkpoint_path(self) -> Path:
-        return self.work_dir / "checkpoint.pt"
+        return self.work_dir / CHECKPOINT_FILE
 
     @property
     def bow_path(self) -> Path:
