@@ -21,8 +21,7 @@ from typing import Iterator
 import numpy as np
 
 from laser.errors import LaserError
-from laser.training.teacher_fit import TeacherFit, run_teacher
-from laser.training.teachers import make_teacher
+from laser.training.teacher_fit import TeacherFit
 
 CHUNK = 2000
 
@@ -51,7 +50,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="The teacher's threads.")
     args = parser.parse_args()
     try:
-        fit = TeacherFit(args.work, make_teacher(run_teacher(args.work), threads=args.threads))
+        fit = TeacherFit(args.work, threads=args.threads)
         for index, path in enumerate(args.files):
             cosines = file_cosines(fit, path, args.lang)
             if not len(cosines):

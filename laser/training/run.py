@@ -62,6 +62,11 @@ def _check_recorded(path: Path, values: dict) -> None:
         path.write_text(json.dumps(values, indent=1))
 
 
+def work_bpe_files(work: Path) -> tuple[Path, Path]:
+    """The BPE codes and vocabulary of a work folder (learned, or copied from --init)."""
+    return work / "bpe.fcodes", work / "bpe.fvocab"
+
+
 def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig,
             languages: Optional[Sequence[str]], workers: int,
             init: Optional[ModelFiles] = None) -> Prepared:
@@ -80,7 +85,7 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
         wanted = {pf.lang for pf in train_files}
         dev_tok = _tokenized([pf for pf in find_pair_files(dev_dir) if pf.lang in wanted],
                              work / "tok-dev", workers)
-    codes, vocab = work / "bpe.fcodes", work / "bpe.fvocab"
+    codes, vocab = work_bpe_files(work)
     if not (codes.exists() and vocab.exists()):
         if init is not None:
             copy_bpe(init, codes, vocab)

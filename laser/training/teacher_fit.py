@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -23,7 +23,8 @@ from ..subwords.fastbpe import read_vocab
 from .config import TrainConfig
 from .distill import TEACHER_DIR, Distiller, TeacherTargets
 from .prepare import make_dictionary
-from .teachers import Teacher, cache_paths, teacher_blocks
+from .run import work_bpe_files
+from .teachers import Teacher, cache_paths, make_teacher, teacher_blocks
 from .trainer import CHECKPOINT_FILE, encoder_params, export_model
 
 def run_state(work: Path) -> dict:
@@ -38,27 +39,27 @@ def run_state(work: Path) -> dict:
     return state
 
 
-def run_teacher(work: Path) -> str:
-    """The teacher spec the run in `work` distilled from (`laser train --teacher`)."""
-    return run_state(work)["config"]["teacher"]
-
-
 class TeacherFit:
     """The student and head of a distilled run's checkpoint, and its teacher, to compare them on
     any sentences."""
 
-    def __init__(self, work: Path, teacher: Teacher):
+    def __init__(self, work: Path, teacher: Optional[Teacher] = None, threads: int = 1):
+        """`teacher`: an instance of the run's teacher; by default the one its spec names,
+        built with `threads` threads."""
         work = Path(work)
         state = run_state(work)
         config = TrainConfig.from_dict(state["config"])
-        if teacher.name != config.teacher:
-            raise LaserError(f"{work}: the run distilled from {config.teacher}, not {teacher.name}")
-        self.teacher = teacher
-        self.targets = TeacherTargets(_cache(work, teacher), teacher_blocks(teacher))
-        self.distiller = Distiller(2 * config.hidden_size, self.targets, config.distill_weight)
+        self.teacher = teacher or make_teacher(config.teacher, threads)
+        if self.teacher.name != config.teacher:
+            raise LaserError(f"{work}: the run distilled from {config.teacher}, "
+                             f"not {self.teacher.name}")
+        self.targets = TeacherTargets(_cache(work, self.teacher), teacher_blocks(self.teacher))
+        model = BiLSTMEncoder(encoder_params(config))
+        model.load_state_dict(state["model"])
+        self.distiller = Distiller(model.output_dim, self.targets, config.distill_weight)
         self.distiller.load_state_dict(state["head"])
         self._scratch = TemporaryDirectory()
-        self.student = _student(work, config, state["model"], Path(self._scratch.name))
+        self.student = _for_inference(model, work, Path(self._scratch.name))
 
     def cosines(self, sentences: Sequence[str], lang: str) -> np.ndarray:
         """Per sentence (in language `lang`), the cosine between the teacher's target and the
@@ -77,12 +78,10 @@ def _cache(work: Path, teacher: Teacher) -> np.ndarray:
     return np.load(array_path, mmap_mode="r")
 
 
-def _student(work: Path, config: TrainConfig, weights: dict, directory: Path) -> Encoder:
-    """The checkpoint's student, exported in float32 to `directory` and loaded for inference
-    (each language's own preprocessing)."""
-    model = BiLSTMEncoder(encoder_params(config))
-    model.load_state_dict(weights)
-    codes, vocab = work / "bpe.fcodes", work / "bpe.fvocab"
+def _for_inference(model: BiLSTMEncoder, work: Path, directory: Path) -> Encoder:
+    """The student exported in float32 to `directory` with the run's BPE, and loaded for
+    inference (each language's own preprocessing)."""
+    codes, vocab = work_bpe_files(work)
     export_model(model, make_dictionary(read_vocab(vocab)), codes, vocab, directory, "student",
                  fp16=False)
     return Encoder(ModelFiles.from_dir(directory))

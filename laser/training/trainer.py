@@ -281,7 +281,7 @@ class Trainer:
         self.model.embedding_dropout = config.embedding_dropout
         initialise_embeddings(self.model.embed_tokens)
         self.model.to(self.device).train()
-        self.distiller = (Distiller(2 * config.hidden_size, targets, config.distill_weight)
+        self.distiller = (Distiller(self.model.output_dim, targets, config.distill_weight)
                           .to(self.device) if targets is not None else None)
         trained = list(self.model.parameters())
         if self.distiller is not None:

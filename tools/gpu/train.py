@@ -26,7 +26,7 @@ from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev
 from laser.training.config import TrainConfig
 from laser.training.distill import TeacherTargets
 from laser.training.prepare import make_dictionary
-from laser.training.run import largest_languages
+from laser.training.run import largest_languages, work_bpe_files
 from laser.training.topics import TopicGrouping
 from laser.training.trainer import Trainer, embed_ids, export_model
 
@@ -102,7 +102,8 @@ def run(args) -> None:
     teacher = json.loads((work / "teacher.json").read_text())
     targets = TeacherTargets(np.load(work / "teacher" / f"{teacher['teacher']}.f16.npy",
                                      mmap_mode="r"), teacher["blocks"])
-    dictionary = make_dictionary(read_vocab(work / "bpe.fvocab"))
+    codes, vocab = work_bpe_files(work)
+    dictionary = make_dictionary(read_vocab(vocab))
     config = recipe(dictionary, args.packed / "init", teacher["teacher"], args)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
                            config.pool_batches,
@@ -117,8 +118,7 @@ def run(args) -> None:
     print(f"{args.name}: start dev {100 * trainer.evaluate(stage='start'):.2f}%", flush=True)
 
     def export(model) -> None:
-        export_model(model, dictionary, work / "bpe.fcodes", work / "bpe.fvocab", output,
-                     "laser-default")
+        export_model(model, dictionary, codes, vocab, output, "laser-default")
 
     train_for(trainer, args.seconds, export, args.name)
     (work / f"best-{args.name}.txt").write_text(f"{trainer.best_error}\n")
