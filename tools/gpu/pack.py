@@ -20,6 +20,7 @@ import numpy as np
 
 from laser.training.corpus import find_pair_files
 from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
+from laser.training.run import work_bpe_files
 from laser.training.teachers import (PACKAGED_TEACHERS, USETeacher, cache_paths, cache_stem,
                                      sentences_digest)
 from laser.training.topics import topic_labels_path
@@ -55,8 +56,8 @@ def pack_teacher_inputs(work: Path, train_dir: Path, out: Path, topic_clusters: 
     np.savez(out / "check.npz", rows=picked, vectors=np.asarray(cache[picked]))
     shutil.copy(topic_labels_path(work / TEACHER_DIR, cache_stem(teacher), topic_clusters),
                 out / "topics.npy")
-    for name in ("bpe.fcodes", "bpe.fvocab"):
-        shutil.copy(work / name, out / name)
+    for path in work_bpe_files(work):
+        shutil.copy(path, out / path.name)
     np.savez_compressed(out / "dev.npz", **id_arrays(work / "ids-dev"))
     (out / "teacher.json").write_text(json.dumps(
         {"teacher": teacher, "blocks": packaged_blocks(teacher), "rows": len(sentences)}))
