@@ -13,19 +13,22 @@ import pytest
 from conftest import DATA, ROOT
 
 CHANCE = 100 / 7
+DEV_IDS = 500  # the dev splits' first index id, after the 300 English train rows
 
 
 @pytest.fixture(scope="module")
 def sib_dir(tmp_path_factory) -> Path:
     """SIB_DIR/LANG/SPLIT.tsv with the header and index ids of the real files (ids below 997:
-    every row counts as a FLORES dev row)."""
+    every row counts as a FLORES dev row; the two dev splits are translations, row by row)."""
     root = tmp_path_factory.mktemp("sib200")
     for name in ("eng_Latn.train", "eng_Latn.dev", "deu_Latn.dev"):
         lang, split = name.split(".")
         rows = (DATA / "sib200" / f"{name}.tsv").read_text(encoding="utf-8").splitlines()
+        first_id = DEV_IDS if split == "dev" else 0
         (root / lang).mkdir(exist_ok=True)
         (root / lang / f"{split}.tsv").write_text(
-            "index_id\tcategory\ttext\n" + "".join(f"{i}\t{row}\n" for i, row in enumerate(rows)),
+            "index_id\tcategory\ttext\n"
+            + "".join(f"{first_id + i}\t{row}\n" for i, row in enumerate(rows)),
             encoding="utf-8")
     return root
 
@@ -49,12 +52,24 @@ def shipped(sib_dir) -> tuple[float, float]:
     assert result.returncode == 0, result.stderr
     assert "Mean zero-shot accuracy over 1 languages" in result.stdout
     assert "FLORES dev rows" in result.stdout and "FLORES devtest rows" not in result.stdout
+    assert "retrieval" not in result.stdout
     return accuracies(result.stdout)
 
 
 def test_the_shipped_model_transfers_topics_from_english_to_german(shipped):
     german, english = shipped
     assert 2 * CHANCE < german <= english <= 100
+
+
+def test_retrieval_searches_the_german_rows_shared_with_english_both_ways(sib_dir):
+    result = run_task(sib_dir, "--retrieval")
+    assert result.returncode == 0, result.stderr
+    found = re.search(r"retrieval error over the train and dev rows, the 1 languages pooled: "
+                      r"FLORES dev rows ([\d.]+)% \((\d+) searches\)\.$", result.stdout, re.M)
+    assert found, result.stdout
+    error, searches = float(found.group(1)), int(found.group(2))
+    assert searches == 2 * 99  # the dev rows; the English train rows have no German translation
+    assert 0 < error < 25  # the shipped model finds most translations among 99 long sentences
 
 
 @pytest.mark.teacher
