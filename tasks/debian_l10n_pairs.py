@@ -26,8 +26,10 @@ import argparse
 import gettext
 import gzip
 import io
+import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -35,7 +37,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import IO, Iterator, Mapping
 
 from tqdm import tqdm
 
@@ -75,7 +77,6 @@ def iso639_3(two_letter: Mapping[str, str], locale: str) -> str:
 
 def two_letter_codes() -> dict[str, str]:
     """ISO 639-1 -> 639-3 from Debian's iso-codes package."""
-    import json
     path = Path("/usr/share/iso-codes/json/iso_639-3.json")
     if not path.exists():
         raise LaserError(f"{path}: missing; install Debian's iso-codes package")
@@ -101,6 +102,8 @@ def download(packages: list[str], debs: Path) -> list[Path]:
         name, version = package.split("=", 1)
         pattern = f"{name}_{version.replace(':', '%3a')}_*.deb"
         if not list(debs.glob(pattern)):
+            if not shutil.which("apt-get"):
+                raise LaserError(f"{debs}: no {pattern} and no apt-get to download {package}")
             done = subprocess.run(["apt-get", "download", package], cwd=debs,
                                   capture_output=True, text=True)
             if done.returncode != 0:
@@ -111,21 +114,31 @@ def download(packages: list[str], debs: Path) -> list[Path]:
 
 def catalogues(deb: Path) -> Iterator[tuple[str, dict]]:
     """(locale, message catalogue) of each .mo file under a LC_MESSAGES folder of the package."""
-    with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE) as p:
-        with tarfile.open(fileobj=p.stdout, mode="r|") as archive:
-            for member in archive:
-                parts = member.name.split("/")
-                if not (member.isfile() and member.name.endswith(".mo")
-                        and "LC_MESSAGES" in parts[1:]):
-                    continue
-                data = archive.extractfile(member).read()
-                try:
-                    catalogue = gettext.GNUTranslations(io.BytesIO(data))._catalog
-                except (OSError, LookupError, ValueError):
-                    continue  # a malformed header or a legacy encoding: skip it
-                yield parts[parts.index("LC_MESSAGES") - 1], catalogue
-    if p.returncode:
-        raise LaserError(f"{deb}: dpkg-deb could not read it")
+    with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as process:
+        try:
+            yield from archive_catalogues(process.stdout)
+        except tarfile.ReadError:
+            pass  # dpkg-deb wrote no archive; its message follows
+        message = process.stderr.read().decode(errors="replace").strip()
+    if process.returncode:
+        raise LaserError(f"{deb}: {message or 'dpkg-deb cannot read it'}".replace("\n", " "))
+
+
+def archive_catalogues(stream: IO[bytes]) -> Iterator[tuple[str, dict]]:
+    """(locale, catalogue) of the .mo files in a tar stream (those gettext cannot read skipped)."""
+    with tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            parts = member.name.split("/")
+            if not (member.isfile() and member.name.endswith(".mo")
+                    and "LC_MESSAGES" in parts[1:]):
+                continue
+            data = archive.extractfile(member).read()
+            try:
+                catalogue = gettext.GNUTranslations(io.BytesIO(data))._catalog
+            except (OSError, LookupError, ValueError):
+                continue  # a malformed header or a legacy encoding
+            yield parts[parts.index("LC_MESSAGES") - 1], catalogue
 
 
 def messages(catalogue: dict) -> Iterator[tuple[str, str]]:
@@ -236,6 +249,8 @@ def main() -> None:
                         help="New pairs per language, at most this times its corpus pairs.")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
+    if not shutil.which("dpkg-deb"):
+        sys.exit("debian_l10n_pairs: needs dpkg-deb (Debian's dpkg) to read the packages")
     try:
         debs = download(read_package_list(args.packages), args.debs or args.out / "debs")
         languages = {pf.lang for pf in find_pair_files(args.corpus / "train")}

@@ -141,3 +141,15 @@ def test_a_malformed_package_list_is_one_line_naming_the_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == (f"debian_l10n_pairs: {tmp_path / 'packages.txt'}:2: "
                                    "expected name=version, got 'demo-l10n'")
+
+
+def test_a_file_that_is_no_debian_package_is_one_line_naming_it(built, tmp_path):
+    root, _ = built
+    (tmp_path / "debs").mkdir()
+    (tmp_path / "debs/demo-l10n_1.0_all.deb").write_text("not an archive\n")
+    done = subprocess.run([sys.executable, str(TASK), str(tmp_path / "out"), "--corpus",
+                           str(root / "corpus"), "--packages", str(root / "packages.txt"),
+                           "--debs", str(tmp_path / "debs")], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(f"debian_l10n_pairs: {tmp_path / 'debs/demo-l10n_1.0_all.deb'}: ")
