@@ -222,17 +222,21 @@ def write_corpus(corpus: Path, pairs: Mapping[str, set[tuple[str, str]]], out: P
         if pair_file.lang not in pairs:
             target.symlink_to(pair_file.path.resolve())
             continue
-        lines = [f"{f}\t{e}" for f, e in read_pairs(pair_file.path)]
-        present = set(lines)
-        new = [line for line in (f"{f}\t{e}" for f, e in sorted(pairs[pair_file.lang]))
-               if line not in present]
-        rng.shuffle(new)
-        new = new[:int(share * len(lines))]
+        new = {f"{f}\t{e}" for f, e in pairs[pair_file.lang]}
         partial = target.with_name(target.name + ".part")
         with gzip.open(partial, "wt", encoding="utf-8") as sink:
-            sink.write("".join(line + "\n" for line in lines + new))
+            corpus_pairs = 0
+            for foreign, english in read_pairs(pair_file.path):  # streamed, written unchanged
+                line = f"{foreign}\t{english}"
+                sink.write(line + "\n")
+                new.discard(line)
+                corpus_pairs += 1
+            sample = sorted(new)
+            rng.shuffle(sample)
+            sample = sample[:int(share * corpus_pairs)]
+            sink.write("".join(line + "\n" for line in sample))
         partial.rename(target)
-        added[pair_file.lang] = len(new)
+        added[pair_file.lang] = len(sample)
     return added
 
 
