@@ -27,6 +27,7 @@ from .run import work_bpe_files
 from .teachers import Teacher, cache_paths, make_teacher, teacher_blocks
 from .trainer import CHECKPOINT_FILE, encoder_params, export_model
 
+
 def run_state(work: Path) -> dict:
     """The checkpoint of a distilled `laser train` run in `work`."""
     path = Path(work) / CHECKPOINT_FILE
