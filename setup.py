@@ -37,7 +37,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["laser", "laser.*"]),
-    package_data={"laser": ["data/*"]},
+    package_data={"laser": ["data/*", "training/recipes/*.json"]},
     install_requires=[
         "torch>=2.0",
         "numpy>=1.22",

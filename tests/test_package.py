@@ -86,6 +86,7 @@ def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     listing = _run_installed(site, work, "models").stdout.splitlines()
     default, = [line for line in listing if line.startswith("default ")]
     assert "shipped" in default and str(site) in default
+    assert (site / "laser" / "training" / "recipes" / "v2.json").is_file()  # laser train --recipe v2
 
 
 def test_sdist_carries_the_model_into_its_wheel(tmp_path):
@@ -99,3 +100,4 @@ def test_sdist_carries_the_model_into_its_wheel(tmp_path):
     site = _installed(_wheel(unpacked, tmp_path / "dist"), tmp_path / "site")
     assert sorted(path.name for path in (site / "laser" / "models" / "default").iterdir()) == \
         sorted(path.name for path in (ROOT / "models" / "default").iterdir())
+    assert (site / "laser" / "training" / "recipes" / "v2.json").is_file()

@@ -5,23 +5,53 @@ from pathlib import Path
 
 import click
 
-from ..training.config import BPEConfig, TrainConfig, check_bf16
+from ..errors import LaserError
+from ..training.config import BPEConfig, TrainConfig, check_bf16, read_recipe
 from .common import examples, main
 
 DIR = click.Path(file_okay=False, path_type=Path)
+RECIPES = Path(__file__).parent.parent / "training" / "recipes"
+OPTION_OF_FIELD = {"num_layers": "layers", "init": "init_dir"}  # TrainConfig field -> parameter
+
+
+def recipe_path(name_or_path: str) -> Path:
+    """A recipe file, or the shipped recipe of that name (laser/training/recipes/NAME.json)."""
+    shipped = RECIPES / f"{name_or_path}.json"
+    return shipped if "/" not in name_or_path and shipped.exists() else Path(name_or_path)
+
+
+def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--recipe: the file's settings become the defaults of the other options."""
+    if value is None:
+        return None
+    path = recipe_path(value)
+    options = {p.name for p in ctx.command.params}
+    defaults = {}
+    for field, setting in read_recipe(path).items():
+        option = OPTION_OF_FIELD.get(field, field)
+        if option not in options:
+            raise LaserError(f"{path}: {field} is not a setting of laser train")
+        defaults[option] = setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    return value
 
 
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
     "laser train corpus/ -o v2 --work-dir w2 --init models/default --layers 2 --teacher use"
-    "   # grow a model, distil from USE"))
+    "   # grow a model, distil from USE",
+    "laser train corpus/ -o v2b --work-dir w3 --init models/v2-candidate --recipe v2 --seed 10"
+    "   # the v2 candidate's recipe, one more step"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
 @click.option("--work-dir", type=DIR, required=True,
               help="Caches and the resumable checkpoint; rerun with it to resume.")
 @click.option("--name", default="laser", show_default=True, help="File name stem of the model.")
+@click.option("--recipe", callback=apply_recipe, is_eager=True, expose_value=False,
+              help="Take the settings of this recipe (a JSON object of settings, or the name of "
+                   "a shipped one: v2); options given here win over it.")
 @click.option("--dev", "dev_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Dev pair files (default: CORPUS/dev when CORPUS has train/ and dev/).")
 @click.option("--languages", help="Comma-separated languages to train on (default: all).")

@@ -1,7 +1,9 @@
 """Training settings, kept free of heavy imports so the command line starts fast."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Mapping, Optional
 
 from ..errors import LaserError
@@ -59,6 +61,23 @@ class TrainConfig:
     def from_dict(cls, values: Mapping) -> "TrainConfig":
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in names})
+
+
+def read_recipe(path: Path) -> dict:
+    """A recipe file: a JSON object of TrainConfig fields (docs/training.md, "Recipes")."""
+    try:
+        values = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise LaserError(f"{path}: cannot read: {error.strerror}") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        line = f":{error.lineno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise LaserError(f"{path}{line}: not a JSON recipe: {error}") from None
+    if not isinstance(values, dict):
+        raise LaserError(f"{path}: a recipe is a JSON object of training settings")
+    unknown = sorted(set(values) - {field.name for field in fields(TrainConfig)})
+    if unknown:
+        raise LaserError(f"{path}: not training settings: {', '.join(unknown)}")
+    return values
 
 
 CPU_PIECE_SENTENCES = 256

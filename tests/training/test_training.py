@@ -515,3 +515,41 @@ def test_bf16_off_the_cpu_is_refused_before_any_work(tiny_corpus, tmp_path):
     assert "--bf16 runs on the CPU only" in result.output and "Traceback" not in result.output
     with pytest.raises(LaserError, match="CPU only"):
         Trainer(TrainConfig(bf16=True), None, {}, {}, tmp_path, device="cuda:0")
+
+
+def test_a_recipe_sets_the_settings_it_names_and_the_command_line_wins(tiny_corpus, tmp_path):
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps({"num_layers": 2, "hidden_size": 10, "lr": 0.01,
+                                  "dropout": 0.2, "margin": 0.25}))
+    train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--recipe", str(recipe),
+          "--lr", "0.005")
+    config = weights(tmp_path / "work")["config"]
+    assert (config["num_layers"], config["dropout"], config["margin"]) == (2, 0.2, 0.25)
+    assert (config["lr"], config["hidden_size"]) == (0.005, 12)  # given on the command line
+    assert Encoder(ModelFiles.from_dir(tmp_path / "model")).encode(["Hallo."], "de").shape == (1, 24)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"lr": 0.01,\n "hidden": 8}', "recipe.json: not training settings: hidden"),
+    ('{"lr": 0.01,\n "steps" 8}', "recipe.json:2: not a JSON recipe"),
+    ('[["lr", 0.01]]', "recipe.json: a recipe is a JSON object of training settings"),
+    ('{"vocab_size": 500}', "recipe.json: vocab_size is not a setting of laser train"),
+])
+def test_a_bad_recipe_is_refused_in_one_line_before_any_work(tiny_corpus, tmp_path, text,
+                                                             message):
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(text)
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--recipe", str(recipe))
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "work").exists()
+
+
+def test_the_shipped_v2_recipe_is_the_candidates_step(tmp_path):
+    command = main.get_command(None, "train")
+    context = command.make_context("train", [str(tmp_path), "-o", str(tmp_path / "m"),
+                                             "--work-dir", str(tmp_path / "w"), "--recipe", "v2",
+                                             "--seed", "10"])
+    settings = context.params
+    assert (settings["layers"], settings["hidden_size"], settings["teacher"]) == (2, 288, "use+e5")
+    assert (settings["batch_size"], settings["lr"], settings["steps"]) == (2048, 3e-4, 360)
+    assert (settings["max_length"], settings["seed"]) == (128, 10)

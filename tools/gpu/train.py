@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import laser.training.trainer as trainer_module
 from laser.subwords.fastbpe import read_vocab
 from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev_sets, prefetched
-from laser.training.config import TrainConfig
+from laser.training.config import TrainConfig, read_recipe
 from laser.training.distill import TeacherTargets
 from laser.training.prepare import make_dictionary
 from laser.training.run import largest_languages, work_bpe_files
@@ -85,7 +85,7 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
 def recipe(dictionary: dict, init: Path, teacher: str, args) -> TrainConfig:
     """The recipe file's settings, with this variant's dropout, lr, cut and pieces where given,
     and the packed teacher."""
-    values = {**json.loads(args.recipe.read_text()), "teacher": teacher}
+    values = {**read_recipe(args.recipe), "teacher": teacher}
     values.update({name: getattr(args, name)
                    for name in ("dropout", "embedding_dropout", "lr", "max_length",
                                 "piece_sentences")
