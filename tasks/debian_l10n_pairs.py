@@ -2,18 +2,18 @@
 """Parallel English-X sentences from the translation catalogues of Debian packages.
 
     python tasks/debian_l10n_pairs.py OUT --corpus ../shared/data/corpus \\
-        [--packages tasks/debian_l10n_packages.txt] [--debs DEBS] [--exclude FILE ...]
+        [--packages tasks/debian_l10n_packages.txt [LIST ...]] [--debs DEBS] [--exclude FILE ...]
         [--share 0.5] [--seed 13]
 
 Free software is translated message by message: each gettext catalogue (`.mo`) pairs an English
-message with its translation. This task downloads the packages named in --packages (pinned
-`name=version` lines; `apt-get download` on a Debian system, kept in --debs, default OUT/debs),
-reads every catalogue under a `LC_MESSAGES` folder with `dpkg-deb`, and keeps the pairs of
-whole sentences: the English side 6-60 words and starting with a capital, both sides at most 250
-characters (the corpus's limit), no placeholders, markup, paths or ellipses, and a plausible
-length ratio. A pair whose normalised English or foreign side is in the corpus's dev split or in
-an --exclude file (any tab-separated cell: e.g. SIB-200's splits) is dropped, as the corpus drops
-them.
+message with its translation. This task downloads the packages named in the --packages lists
+(pinned `name=version` lines; `apt-get download` on a Debian system, kept in --debs, default
+OUT/debs), reads every catalogue under a `LC_MESSAGES` folder with `dpkg-deb`, and keeps the
+pairs of whole sentences: the English side 6-60 words and starting with a capital, both sides
+at most 250 characters (the corpus's limit), no placeholders, markup, paths or ellipses, and a
+plausible length ratio. A pair whose normalised English or foreign side is in the corpus's dev
+split or in an --exclude file (any tab-separated cell: e.g. SIB-200's splits) is dropped, as the
+corpus drops them.
 
 OUT/train is the corpus's training split with, for each of its languages that the catalogues
 cover, a random sample of the new pairs of at most --share times the language's own pair count
@@ -245,7 +245,8 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--corpus", type=Path, required=True,
                         help="The corpus (train/ and dev/ of LANG-eng.tsv.gz).")
-    parser.add_argument("--packages", type=Path, default=PACKAGES)
+    parser.add_argument("--packages", type=Path, nargs="+", default=[PACKAGES],
+                        help="Package lists (name=version lines); their union is read.")
     parser.add_argument("--debs", type=Path, help="Where the .deb files are (default OUT/debs).")
     parser.add_argument("--exclude", type=Path, nargs="*", default=[],
                         help="Files whose sentences no new pair may hold (tab-separated cells).")
@@ -256,7 +257,9 @@ def main() -> None:
     if not shutil.which("dpkg-deb"):
         sys.exit("debian_l10n_pairs: needs dpkg-deb (Debian's dpkg) to read the packages")
     try:
-        debs = download(read_package_list(args.packages), args.debs or args.out / "debs")
+        packages = list(dict.fromkeys(name for path in args.packages
+                                      for name in read_package_list(path)))
+        debs = download(packages, args.debs or args.out / "debs")
         languages = {pf.lang for pf in find_pair_files(args.corpus / "train")}
         pairs = catalogue_pairs(debs, languages, held_out_keys(args.corpus / "dev", args.exclude),
                                 PairRules())

@@ -41,6 +41,8 @@ GERMAN = {
 }
 FRENCH = {"": HEADER, "Select the layer that the new objects are drawn on.":
           "Choisissez le calque sur lequel les nouveaux objets sont dessinés."}
+GERMAN_EXTRA = {"": HEADER, "The library opens at nine and closes at six.":
+                "Die Bibliothek öffnet um neun und schließt um sechs."}
 CORPUS_TRAIN = ["Guten Morgen!\tGood morning!", "Ich habe Hunger.\tI am hungry.",
                 "Wo ist der Bahnhof?\tWhere is the station?", "Danke schön.\tThank you.",
                 "Es regnet.\tIt is raining.", "Bis morgen.\tSee you tomorrow."]
@@ -62,20 +64,20 @@ def mo_bytes(messages: dict[str, str]) -> bytes:
     return header + b"".join(struct.pack("<2I", *entry) for entry in table) + blob
 
 
-def build_deb(root: Path, debs: Path) -> None:
-    """debs/demo-l10n_1.0_all.deb holding a German and a French catalogue."""
-    tree = root / "tree"
-    for locale, messages in (("de", GERMAN), ("fr", FRENCH)):
+def build_deb(root: Path, debs: Path, name: str, catalogues: dict[str, dict[str, str]]) -> None:
+    """debs/NAME_1.0_all.deb holding a catalogue per locale."""
+    tree = root / name
+    for locale, messages in catalogues.items():
         folder = tree / "usr/share/locale" / locale / "LC_MESSAGES"
         folder.mkdir(parents=True)
-        (folder / "demo.mo").write_bytes(mo_bytes(messages))
+        (folder / f"{name}.mo").write_bytes(mo_bytes(messages))
     (tree / "DEBIAN").mkdir()
     (tree / "DEBIAN/control").write_text(
-        "Package: demo-l10n\nVersion: 1.0\nArchitecture: all\nMaintainer: t <t@example.org>\n"
+        f"Package: {name}\nVersion: 1.0\nArchitecture: all\nMaintainer: t <t@example.org>\n"
         "Description: catalogues for a test\n")
-    debs.mkdir()
+    debs.mkdir(exist_ok=True)
     subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(tree),
-                    str(debs / "demo-l10n_1.0_all.deb")], check=True, capture_output=True)
+                    str(debs / f"{name}_1.0_all.deb")], check=True, capture_output=True)
 
 
 def write_pairs(path: Path, lines: list[str]) -> None:
@@ -87,7 +89,8 @@ def write_pairs(path: Path, lines: list[str]) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("l10n")
-    build_deb(root, root / "debs")
+    build_deb(root, root / "debs", "demo-l10n", {"de": GERMAN, "fr": FRENCH})
+    build_deb(root, root / "debs", "demo-extra", {"de": GERMAN_EXTRA})
     write_pairs(root / "corpus/train/deu-eng.tsv.gz", CORPUS_TRAIN)
     write_pairs(root / "corpus/dev/deu-eng.tsv.gz", CORPUS_DEV)
     (root / "packages.txt").write_text("# a comment\ndemo-l10n=1.0\n")
@@ -131,6 +134,20 @@ def test_share_caps_the_new_pairs_per_language(built):
     assert done.returncode == 0, done.stderr
     with gzip.open(root / "capped/train/deu-eng.tsv.gz", "rt", encoding="utf-8") as lines:
         assert len(lines.read().splitlines()) == len(CORPUS_TRAIN) + len(CORPUS_TRAIN) // 2
+
+
+def test_several_package_lists_read_the_union_of_their_packages(built):
+    root, _ = built
+    (root / "more.txt").write_text("demo-extra=1.0\ndemo-l10n=1.0\n")
+    done = subprocess.run([sys.executable, str(TASK), str(root / "union"), "--corpus",
+                           str(root / "corpus"), "--packages", str(root / "packages.txt"),
+                           str(root / "more.txt"), "--debs", str(root / "debs"), "--share", "1.0"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("6 new pairs in 1 languages")  # the 5 above and the extra one
+    with gzip.open(root / "union/train/deu-eng.tsv.gz", "rt", encoding="utf-8") as lines:
+        assert ("Die Bibliothek öffnet um neun und schließt um sechs.\t"
+                "The library opens at nine and closes at six.") in lines.read().splitlines()
 
 
 def test_a_malformed_package_list_is_one_line_naming_the_line(tmp_path):
