@@ -25,6 +25,9 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
     if value is None:
         return None
     path = recipe_path(value)
+    if not path.exists() and "/" not in value:
+        shipped = ", ".join(sorted(recipe.stem for recipe in RECIPES.glob("*.json")))
+        raise LaserError(f"--recipe {value}: no such file, nor a shipped recipe ({shipped})")
     options = {p.name for p in ctx.command.params}
     defaults = {}
     for field, setting in read_recipe(path).items():

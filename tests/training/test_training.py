@@ -534,12 +534,15 @@ def test_a_recipe_sets_the_settings_it_names_and_the_command_line_wins(tiny_corp
     ('{"lr": 0.01,\n "steps" 8}', "recipe.json:2: not a JSON recipe"),
     ('[["lr", 0.01]]', "recipe.json: a recipe is a JSON object of training settings"),
     ('{"vocab_size": 500}', "recipe.json: vocab_size is not a setting of laser train"),
+    (None, "--recipe v9: no such file, nor a shipped recipe (v2)"),
 ])
 def test_a_bad_recipe_is_refused_in_one_line_before_any_work(tiny_corpus, tmp_path, text,
                                                              message):
     recipe = tmp_path / "recipe.json"
-    recipe.write_text(text)
-    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--recipe", str(recipe))
+    if text is not None:
+        recipe.write_text(text)
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4,
+                    "--recipe", str(recipe) if text is not None else "v9")
     assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "work").exists()
 
