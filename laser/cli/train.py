@@ -52,7 +52,8 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--work-dir", type=DIR, required=True,
               help="Caches and the resumable checkpoint; rerun with it to resume.")
 @click.option("--name", default="laser", show_default=True, help="File name stem of the model.")
-@click.option("--recipe", callback=apply_recipe, is_eager=True, expose_value=False,
+@click.option("--recipe", metavar="FILE|NAME", callback=apply_recipe, is_eager=True,
+              expose_value=False,
               help="Take the settings of this recipe (a JSON object of settings, or the name of "
                    "a shipped one: v2); options given here win over it.")
 @click.option("--dev", "dev_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
