@@ -42,10 +42,8 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
-    "laser train corpus/ -o v2 --work-dir w2 --init models/default --layers 2 --teacher use"
-    "   # grow a model, distil from USE",
-    "laser train corpus/ -o v2b --work-dir w3 --init models/v2-candidate --recipe v2 --seed 10"
-    "   # the v2 candidate's recipe, one more step"))
+    "laser train corpus/ -o v2b --work-dir w2 --init models/v2-candidate --recipe v2 --seed 10"
+    "   # one more step of the v2 candidate's recipe"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
