@@ -6,28 +6,18 @@ from pathlib import Path
 import click
 
 from ..errors import LaserError
-from ..training.config import BPEConfig, TrainConfig, check_bf16, read_recipe
+from ..training.config import BPEConfig, TrainConfig, check_bf16, read_recipe, recipe_file
 from .common import examples, main
 
 DIR = click.Path(file_okay=False, path_type=Path)
-RECIPES = Path(__file__).parent.parent / "training" / "recipes"
 OPTION_OF_FIELD = {"num_layers": "layers", "init": "init_dir"}  # TrainConfig field -> parameter
-
-
-def recipe_path(name_or_path: str) -> Path:
-    """A recipe file, or the shipped recipe of that name (laser/training/recipes/NAME.json)."""
-    shipped = RECIPES / f"{name_or_path}.json"
-    return shipped if "/" not in name_or_path and shipped.exists() else Path(name_or_path)
 
 
 def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """--recipe: the file's settings become the defaults of the other options."""
     if value is None:
         return None
-    path = recipe_path(value)
-    if not path.exists() and "/" not in value:
-        shipped = ", ".join(sorted(recipe.stem for recipe in RECIPES.glob("*.json")))
-        raise LaserError(f"--recipe {value}: no such file, nor a shipped recipe ({shipped})")
+    path = recipe_file(value)
     options = {p.name for p in ctx.command.params}
     defaults = {}
     for field, setting in read_recipe(path).items():

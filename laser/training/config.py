@@ -63,6 +63,22 @@ class TrainConfig:
         return cls(**{k: v for k, v in values.items() if k in names})
 
 
+RECIPES = Path(__file__).with_name("recipes")  # the shipped recipes, NAME.json
+
+
+def recipe_file(name_or_path: str) -> Path:
+    """A recipe's file: a path, or the name of a shipped recipe (RECIPES/NAME.json)."""
+    if "/" in name_or_path:
+        return Path(name_or_path)
+    shipped = RECIPES / f"{name_or_path}.json"
+    if shipped.exists():
+        return shipped
+    if not Path(name_or_path).exists():
+        names = ", ".join(sorted(recipe.stem for recipe in RECIPES.glob("*.json")))
+        raise LaserError(f"--recipe {name_or_path}: no such file, nor a shipped recipe ({names})")
+    return Path(name_or_path)
+
+
 def read_recipe(path: Path) -> dict:
     """A recipe file: a JSON object of TrainConfig fields (docs/training.md, "Recipes")."""
     try:
