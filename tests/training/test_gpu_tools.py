@@ -44,6 +44,14 @@ def train_variant(packed, gpu, recipe, *options):
     return torch.load(gpu / "run-V" / "checkpoint.pt", weights_only=False)["config"]
 
 
+def test_a_recipe_that_is_neither_a_file_nor_a_shipped_name_is_refused_before_any_work(tmp_path):
+    error = run_tool("train", "run", tmp_path / "no-data", tmp_path / "gw", "V", "--recipe", "v9",
+                     fails=True)
+    assert error.splitlines()[-1] == ("train.py: error: --recipe v9: no such file, nor a shipped "
+                                      "recipe (v2)")
+    assert not (tmp_path / "gw").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.teacher
 def test_a_packed_run_unpacks_to_the_same_data_and_trains_a_variant(tiny_corpus, tmp_path):

@@ -23,7 +23,8 @@ import torch.nn.functional as F
 import laser.training.trainer as trainer_module
 from laser.subwords.fastbpe import read_vocab
 from laser.training.batches import BatchSampler, LanguagePairs, TokenArrays, dev_sets, prefetched
-from laser.training.config import TrainConfig, read_recipe
+from laser.errors import LaserError
+from laser.training.config import TrainConfig, read_recipe, recipe_file
 from laser.training.distill import TeacherTargets
 from laser.training.prepare import make_dictionary
 from laser.training.run import largest_languages, work_bpe_files
@@ -82,10 +83,10 @@ def language_pairs(folder: Path, languages, rows=None) -> list[LanguagePairs]:
             for lang in languages]
 
 
-def recipe(dictionary: dict, init: Path, teacher: str, args) -> TrainConfig:
-    """The recipe file's settings, with this variant's dropout, lr, cut and pieces where given,
+def recipe(settings: dict, dictionary: dict, init: Path, teacher: str, args) -> TrainConfig:
+    """The recipe's settings, with this variant's dropout, lr, cut and pieces where given,
     and the packed teacher."""
-    values = {**read_recipe(args.recipe), "teacher": teacher}
+    values = {**settings, "teacher": teacher}
     values.update({name: getattr(args, name)
                    for name in ("dropout", "embedding_dropout", "lr", "max_length",
                                 "piece_sentences")
@@ -94,7 +95,7 @@ def recipe(dictionary: dict, init: Path, teacher: str, args) -> TrainConfig:
                                   "init": str(init)})
 
 
-def run(args) -> None:
+def run(args, settings: dict) -> None:
     torch.set_num_threads(args.threads)
     trainer_module.dev_errors = torch_dev_errors
     work, index = args.work, json.loads((args.packed / "index.json").read_text())
@@ -104,7 +105,7 @@ def run(args) -> None:
                                      mmap_mode="r"), teacher["blocks"])
     codes, vocab = work_bpe_files(work)
     dictionary = make_dictionary(read_vocab(vocab))
-    config = recipe(dictionary, args.packed / "init", teacher["teacher"], args)
+    config = recipe(settings, dictionary, args.packed / "init", teacher["teacher"], args)
     sampler = BatchSampler(pairs, config.batch_size, config.alpha, config.seed, config.max_length,
                            config.pool_batches,
                            TopicGrouping(np.load(work / "topics.npy"), config.topic_band))
@@ -150,7 +151,8 @@ def main() -> None:
         command.add_argument("work", type=Path)
     variant = commands.choices["run"]
     variant.add_argument("name")
-    variant.add_argument("--recipe", type=Path, default=RECIPE)
+    variant.add_argument("--recipe", default=str(RECIPE),
+                         help="A recipe file, or the name of a shipped one (v2).")
     variant.add_argument("--dropout", type=float)
     variant.add_argument("--embedding-dropout", type=float)
     variant.add_argument("--lr", type=float)
@@ -161,7 +163,14 @@ def main() -> None:
     variant.add_argument("--threads", type=int, default=5)
     variant.add_argument("--device", default="cuda")
     args = parser.parse_args()
-    unpack(args.packed, args.work) if args.command == "unpack" else run(args)
+    if args.command == "unpack":
+        unpack(args.packed, args.work)
+        return
+    try:
+        settings = read_recipe(recipe_file(args.recipe))
+    except LaserError as error:
+        parser.error(str(error))
+    run(args, settings)
 
 
 if __name__ == "__main__":
