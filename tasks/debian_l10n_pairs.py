@@ -101,14 +101,16 @@ def download(packages: list[str], debs: Path) -> list[Path]:
     for package in tqdm(packages, desc="packages", unit="pkg", disable=None):
         name, version = package.split("=", 1)
         pattern = f"{name}_{version.replace(':', '%3a')}_*.deb"
-        if not list(debs.glob(pattern)):
+        found = sorted(debs.glob(pattern))
+        if not found:
             if not shutil.which("apt-get"):
                 raise LaserError(f"{debs}: no {pattern} and no apt-get to download {package}")
             done = subprocess.run(["apt-get", "download", package], cwd=debs,
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 raise LaserError(f"apt-get download {package}: {done.stderr.strip()}")
-        files += sorted(debs.glob(pattern))
+            found = sorted(debs.glob(pattern))
+        files += found
     return files
 
 
@@ -167,11 +169,17 @@ def is_sentence_pair(english: str, foreign: str, rules: PairRules) -> bool:
         return False
     if max(len(english), len(foreign)) > rules.max_chars:
         return False
-    if UNSAFE.search(english) or UNSAFE.search(foreign) or normalised(english) == normalised(foreign):
+    if UNSAFE.search(english) or UNSAFE.search(foreign):
         return False
     if not english[0].isupper() or english.isupper():
         return False
     return rules.min_ratio <= len(foreign) / len(english) <= rules.max_ratio
+
+
+def is_new(english: str, foreign: str, held_out: set[str]) -> bool:
+    """A translated pair (the sides differ once normalised) with no side in `held_out`."""
+    keys = normalised(english), normalised(foreign)
+    return keys[0] != keys[1] and held_out.isdisjoint(keys)
 
 
 def held_out_keys(dev_dir: Path, exclude: list[Path]) -> set[str]:
@@ -200,9 +208,7 @@ def catalogue_pairs(debs: list[Path], languages: set[str], held_out: set[str],
                 continue
             for english, foreign in messages(catalogue):
                 english, foreign = cleaned(english), cleaned(foreign)
-                if (is_sentence_pair(english, foreign, rules)
-                        and normalised(english) not in held_out
-                        and normalised(foreign) not in held_out):
+                if is_sentence_pair(english, foreign, rules) and is_new(english, foreign, held_out):
                     pairs[lang].add((foreign, english))
     return pairs
 
