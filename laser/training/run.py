@@ -22,7 +22,7 @@ from .distill import TEACHER_DIR, TeacherTargets, prepare_distillation
 from .teachers import Teacher, cache_stem
 from .topics import TopicGrouping, topic_labels
 from .trainer import Trainer, export_model
-from .warm_start import copy_bpe, init_files
+from .warm_start import check_growth, copy_bpe, init_files
 
 
 @dataclass(frozen=True)
@@ -71,11 +71,12 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
             languages: Optional[Sequence[str]], workers: int,
             init: Optional[ModelFiles] = None) -> Prepared:
     """Tokenise, BPE-split and map to ids once (cached in `work`); the BPE is learned, or taken
-    from `init` (`laser train --init`)."""
+    from `init` (`laser train --init`) unless `bpe.grow` asks for a larger one."""
     work.mkdir(parents=True, exist_ok=True)
     train_files = find_pair_files(train_dir, languages)
+    copied = init is not None and not bpe.grow
     bpe_settings = ({"bpe_codes_sha256": sha256_of(init.codes),
-                     "bpe_vocab_sha256": sha256_of(init.vocab)} if init is not None else
+                     "bpe_vocab_sha256": sha256_of(init.vocab)} if copied else
                     {"merges": bpe.merges, "alpha": bpe.alpha, "pivot_share": bpe.pivot_share})
     _check_recorded(work / "prepare.json",
                     {"languages": [pf.lang for pf in train_files], **bpe_settings})
@@ -87,7 +88,7 @@ def prepare(train_dir: Path, dev_dir: Optional[Path], work: Path, bpe: BPEConfig
                              work / "tok-dev", workers)
     codes, vocab = work_bpe_files(work)
     if not (codes.exists() and vocab.exists()):
-        if init is not None:
+        if copied:
             copy_bpe(init, codes, vocab)
         else:
             with _stage_bar("learning BPE merges", bpe.merges) as bar:
@@ -156,6 +157,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
                          f"{config.pool_batches}: a band is cut from one pool")
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
     init = init_files(Path(config.init)) if config.init else None
+    if bpe.grow:
+        check_growth(init, bpe.merges)
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)
     config.vocab_size = len(prepared.dictionary)
     show = sys.stderr.isatty() if progress is None else progress

@@ -16,9 +16,11 @@ from laser.cli import main
 from laser.models.encoder import Encoder
 from laser.errors import LaserError
 from laser.models.files import ModelFiles
+from laser.subwords.fastbpe import BPE
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import CPU_PIECE_SENTENCES, TrainConfig, pieces_for
 from laser.training.batches import Batch
+from laser.training.warm_start import pieces
 from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
                                     in_batch_order, learning_rate, length_pieces,
                                     ranking_loss)
@@ -204,6 +206,53 @@ def test_init_with_a_smaller_hidden_size_narrows_the_model(tiny_corpus, tmp_path
         assert torch.isclose(wide_rows, row, atol=1e-3).all(dim=1).any()
     embeddings = Encoder(ModelFiles.from_dir(tmp_path / "narrow")).encode(["Guten Morgen."], "de")
     assert embeddings.shape == (1, 16) and np.isfinite(embeddings).all()
+
+
+def test_grow_vocab_learns_more_merges_and_starts_new_tokens_from_their_pieces(tiny_corpus,
+                                                                              tmp_path):
+    train(tiny_corpus, tmp_path / "w1", tmp_path / "small", 4)
+    train(tiny_corpus, tmp_path / "w2", tmp_path / "grown", 1, "--init", str(tmp_path / "small"),
+          "--grow-vocab", "--merges", "600", "--lr", "1e-9", "--eval-every", "100")
+    small_files = ModelFiles.from_dir(tmp_path / "small")
+    codes = (tmp_path / "w2" / "bpe.fcodes").read_text().splitlines()
+    assert len(codes) == 600 and codes[:300] == small_files.codes.read_text().splitlines()
+    small = load_checkpoint(small_files.encoder)
+    grown = load_checkpoint(ModelFiles.from_dir(tmp_path / "grown").encoder).dictionary
+    new_tokens = [token for token in grown if token not in small.dictionary]
+    init = read_log(tmp_path / "w2")[0]
+    assert init["tokens_total"] == len(grown) and init["tokens_composed"] == len(new_tokens) > 50
+    assert init["tokens_copied"] == len(grown) - len(new_tokens)
+    embeddings = weights(tmp_path / "w2")["model"]["embed_tokens.weight"]
+    bpe = BPE(small_files.codes, small_files.vocab)
+    for token in new_tokens[:20]:
+        rows = [small.dictionary[piece] for piece in pieces(token, bpe)]
+        expected = small.state["embed_tokens.weight"][rows].float().mean(dim=0)
+        assert torch.allclose(embeddings[grown[token]], expected, atol=1e-6), token
+    encoded = Encoder(ModelFiles.from_dir(tmp_path / "grown")).encode(["Guten Morgen."], "de")
+    assert encoded.shape == (1, 24) and np.isfinite(encoded).all()
+
+
+def test_grow_vocab_cuts_a_new_subword_with_the_smaller_bpe(tmp_path):
+    codes = tmp_path / "codes"
+    codes.write_text("h e 10\nl o</w> 9\n")
+    bpe = BPE(codes)
+    assert pieces("hello", bpe) == ["he@@", "l@@", "lo"]
+    assert pieces("hello@@", bpe) == ["he@@", "l@@", "l@@", "o@@"]  # lo</w> ends a word only
+    assert pieces("he@@", bpe) == ["he@@"]
+    assert pieces("he", bpe) == ["h@@", "e"]
+
+
+@pytest.mark.parametrize("init, merges, message", [
+    (False, "600", "--grow-vocab needs --init"),
+    (True, "300", "--grow-vocab needs more --merges than the init model's 300")])
+def test_grow_vocab_is_refused_without_init_or_more_merges(tiny_corpus, tmp_path, init, merges,
+                                                           message):
+    train(tiny_corpus, tmp_path / "w1", tmp_path / "small", 1)
+    options = ["--init", str(tmp_path / "small")] if init else []
+    result = invoke(tiny_corpus, tmp_path / "w2", tmp_path / "grown", 1, *options, "--grow-vocab",
+                    "--merges", merges)
+    assert result.exit_code == 1 and message in result.output
+    assert not (tmp_path / "w2").exists()
 
 
 def test_other_merges_in_a_prepared_work_dir_is_refused(tiny_corpus, tmp_path):
