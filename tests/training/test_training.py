@@ -18,7 +18,8 @@ from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.subwords.fastbpe import BPE
 from laser.training.corpus import find_pair_files, read_pairs
-from laser.training.config import CPU_PIECE_SENTENCES, TrainConfig, pieces_for
+from laser.training.config import (CPU_PIECE_SENTENCES, TrainConfig, cpu_runs_bf16_lstms,
+                                   pieces_for)
 from laser.training.batches import Batch
 from laser.training.warm_start import pieces
 from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
@@ -313,8 +314,7 @@ def test_fresh_encoder_round_trips_through_official_state():
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16, device):
-    if bf16 and device != "cpu":
-        pytest.skip("--bf16 is refused off the CPU")
+    skip_unless_bf16_runs(bf16, device)
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, lr=1e-2, warmup=1,
                          steps=40, bf16=bf16)
@@ -346,8 +346,7 @@ def _padded_batch(sentences: int, vocab: int) -> Batch:
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16, device):
-    if bf16 and device != "cpu":
-        pytest.skip("--bf16 is refused off the CPU")
+    skip_unless_bf16_runs(bf16, device)
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
     model = BiLSTMEncoder(encoder_params(config)).to(device).train()
@@ -547,7 +546,15 @@ def test_keep_last_exports_the_last_steps_weights(tiny_corpus, tmp_path):
         assert all(torch.equal(exported[name], t) for name, t in last.items()) == equal, keep
 
 
+def skip_unless_bf16_runs(bf16: bool, device: str) -> None:
+    if bf16 and device != "cpu":
+        pytest.skip("--bf16 is refused off the CPU")
+    if bf16 and not cpu_runs_bf16_lstms():
+        pytest.skip("this CPU has no bfloat16 LSTM; the refusal is tested instead")
+
+
 def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
+    skip_unless_bf16_runs(True, "cpu")
     train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
     assert read_log(tmp_path / "work")[1]["bf16"] is True
     checkpoint = load_checkpoint(ModelFiles.from_dir(tmp_path / "model").encoder)
@@ -564,6 +571,15 @@ def test_bf16_off_the_cpu_is_refused_before_any_work(tiny_corpus, tmp_path):
     assert "--bf16 runs on the CPU only" in result.output and "Traceback" not in result.output
     with pytest.raises(LaserError, match="CPU only"):
         Trainer(TrainConfig(bf16=True), None, {}, {}, tmp_path, device="cuda:0")
+
+
+def test_bf16_on_a_cpu_without_bfloat16_lstms_is_refused_before_any_work(tiny_corpus, tmp_path):
+    if cpu_runs_bf16_lstms():
+        pytest.skip("this CPU runs bfloat16 LSTMs; the bf16 runs are tested instead")
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
+    assert result.exit_code != 0 and not (tmp_path / "work").exists()
+    assert "--bf16: torch cannot run LSTMs in bfloat16 on this CPU" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_recipe_sets_the_settings_it_names_and_the_command_line_wins(tiny_corpus, tmp_path):
