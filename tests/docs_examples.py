@@ -150,6 +150,11 @@ def looks_like_commands(code: str) -> bool:
     return first_word in COMMAND_WORDS or first_word.startswith((".venv/", "./"))
 
 
+def _has_prompts(block: Block) -> bool:
+    prompt = "$ " if block.tag == "sh" else ">>> "
+    return any(line.startswith(prompt) for line in block.code.splitlines())
+
+
 def tag_problems(parsed: Parsed) -> list[Problem]:
     """Blocks whose tag breaks the convention: an unknown tag (```bash would silently not
     run), or no tag on what reads as commands."""
@@ -159,6 +164,10 @@ def tag_problems(parsed: Parsed) -> list[Problem]:
             problems.append(Problem(block.path, block.line,
                                     f"```{block.tag}: tag examples sh or python (they run), or "
                                     f"shown output {', '.join(SHOWN)}"))
+        elif block.tag in RUNNABLE and _has_prompts(block):
+            problems.append(Problem(block.path, block.line,
+                                    f"```{block.tag} block with prompts ($ or >>>): write the "
+                                    f"commands alone, the output in a ```console or ```text block"))
         elif not block.tag and looks_like_commands(block.code):
             problems.append(Problem(block.path, block.line,
                                     "untagged block of commands: tag it ```sh (runs) or "

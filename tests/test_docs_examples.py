@@ -106,6 +106,8 @@ def test_setup_and_skip_comments_attach_to_the_next_example(tmp_path):
     ("```\nlaser models\n```\n", "untagged block of commands"),
     ("```\n# first\nlaser models\n```\n", "untagged block of commands"),
     ("```bash\nlaser models\n```\n", "```bash: tag examples sh or python"),
+    ("```sh\n$ laser models\nNAME\n```\n", "```sh block with prompts"),
+    ("```python\n>>> 1 + 1\n2\n```\n", "```python block with prompts"),
     ("<!-- example: skip flaky -->\n```sh\nlaser models\n```\n", "skip reason 'flaky'"),
     ("<!-- example: skip slow -->\n```text\nout\n```\n", "skip comment before a ```text block"),
     ("<!-- example-setup\ntouch a\n-->\nno block follows\n", "example-setup with no sh/python"),
