@@ -12,7 +12,9 @@ Blocks tagged console, text, json, tsv (and the other SHOWN tags) are shown outp
 """
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -78,7 +80,7 @@ def _fence_body(lines: list[str], start: int, indent: int, fence: str) -> tuple[
     closing = re.compile(rf"^ {{0,{indent + 3}}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
     for end in range(start + 1, len(lines)):
         if closing.match(lines[end]):
-            body = [line[indent:] if line[:indent].isspace() else line.lstrip()
+            body = [line[indent:] if line[:indent].strip() == "" else line.lstrip()
                     for line in lines[start + 1:end]]
             return "".join(line + "\n" for line in body), end
     return None
@@ -177,7 +179,8 @@ def tag_problems(parsed: Parsed) -> list[Problem]:
 
 BLOCK_TIMEOUT = 300          # seconds; an example that needs longer is marked `skip slow`
 TAIL_LINES = 30
-# Before an sh block: name the command that failed (bash runs it with -e and pipefail).
+# Before an sh block: name the command that failed (bash runs it with -e, so a failing command
+# stops the block; not pipefail, which users' shells do not set and `| head` would trip).
 SH_PROLOGUE = "trap 'echo \"example: exit status $? from: $BASH_COMMAND\" >&2' ERR\n"
 
 
@@ -211,23 +214,25 @@ class ExampleSession:
         if block.tag == "python":
             command = [sys.executable, "-c", block.code]
         else:
-            command = ["bash", "-e", "-o", "pipefail", "-c", SH_PROLOGUE + block.code]
-        try:
-            result = subprocess.run(command, cwd=self.workdir, env=self.env, capture_output=True,
-                                    text=True, errors="replace", timeout=BLOCK_TIMEOUT,
-                                    stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as timeout:
-            raise ExampleFailed(_report(block, f"ran past {BLOCK_TIMEOUT} s (mark it "
-                                               f"`<!-- example: skip slow -->` or make it smaller)",
-                                        timeout.stdout, timeout.stderr)) from None
-        if result.returncode != 0:
-            raise ExampleFailed(_report(block, f"exit status {result.returncode}",
-                                        result.stdout, result.stderr))
+            command = ["bash", "-e", "-c", SH_PROLOGUE + block.code]
+        # A session of its own, so that a block that runs too long is stopped with every
+        # command it started.
+        with subprocess.Popen(command, cwd=self.workdir, env=self.env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              errors="replace", start_new_session=True) as process:
+            try:
+                stdout, stderr = process.communicate(timeout=BLOCK_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                stdout, stderr = process.communicate()
+                raise ExampleFailed(_report(block, f"ran past {BLOCK_TIMEOUT} s (mark it "
+                                                   f"`<!-- example: skip slow -->` or make it "
+                                                   f"smaller)", stdout, stderr)) from None
+        if process.returncode != 0:
+            raise ExampleFailed(_report(block, f"exit status {process.returncode}", stdout, stderr))
 
 
-def _tail(text: str | bytes | None) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
+def _tail(text: str | None) -> str:
     lines = (text or "").rstrip("\n").split("\n")
     return "\n".join("    " + line for line in lines[-TAIL_LINES:])
 
