@@ -57,6 +57,7 @@ def sessions(tmp_path_factory):
     return session
 
 
+@pytest.mark.slow   # each runs `laser` commands or a Python process: a few seconds, some more
 @pytest.mark.parametrize("page,index", _example_cases())
 def test_example_runs_as_written(page, index, sessions):
     examples = PARSED[page].examples
