@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from docs_examples import (SHOWN, ExampleFailed, ExampleSession, Problem, looks_like_commands,
-                           parse, tag_problems)
+from docs_examples import (SHOWN, ExampleFailed, ExampleSession, looks_like_commands, parse,
+                           tag_problems)
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PARSED = {page: parse(page) for page in PAGES}
