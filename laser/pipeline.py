@@ -7,7 +7,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
@@ -170,8 +170,10 @@ def check_job(input_path: str, output_path: str) -> None:
 
 
 def embed_file(encoder: Encoder, input_path: str, output_path: str,
-               options: EmbedOptions) -> EmbedReport:
-    """Embed every line of `input_path` into `output_path`; one row per line, written atomically."""
+               options: Optional[EmbedOptions] = None, **fields) -> EmbedReport:
+    """Embed every line of `input_path` into `output_path`; one row per line, written atomically.
+    How: `options`, or its fields as keywords (`lang="fr"`), which also override `options`'."""
+    options = replace(options, **fields) if options else EmbedOptions(**fields)
     if options.fmt not in FORMATS:
         raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
     check_job(input_path, output_path)
