@@ -54,6 +54,7 @@ def run(service: Service, options: ServerOptions) -> None:
     import uvicorn
     sock = bound_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
+    # loop and http "auto": uvloop and httptools when installed (the serve extra has them)
     config = uvicorn.Config(create_app(service), log_level="warning",
                             access_log=options.access_log,
                             limit_concurrency=service.limits.max_connections,
