@@ -14,8 +14,11 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
 * `baseline /vectorize` — the official app's design (`docker/app.py`: a threaded server, one
                          `encode` per request of one sentence, here on `http.server`), same model.
 
-Reports requests/s, sentences/s, p50/p95/p99 latency of a client request and the server's peak
-RSS (VmHWM). The clients share the CPU with the server: on a small machine they cost it some.
+Reports requests/s, sentences/s, p50/p95/p99 latency of a client request, the CPU time the server
+process spent per 1,000 sentences (all its threads; for `laser embed`, the bench process's) and
+the server's peak RSS (VmHWM). The clients share the CPU with the server: on a small machine they
+cost it some. Sentences per CPU second compare the servers even on a machine shared with other
+work, where sentences/s depend on what else runs.
 
     python bench/serve_load.py [--clients 64] [--seconds 12] [--max-requests 20000]
 """
@@ -37,6 +40,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120  # seconds a request may take before the run fails
 CORPUS = ROOT / "tests" / "data" / "corpus" / "dev" / "fra-eng.tsv.gz"
 
 
@@ -53,6 +57,7 @@ class Result:
     seconds: float
     latencies: list
     peak_rss_mib: float | None = None
+    cpu_seconds: float = 0.0  # CPU time the server (or `laser embed`) spent on the row
 
     def row(self) -> str:
         def percentile(q: float) -> str:
@@ -61,10 +66,11 @@ class Result:
             ordered = sorted(self.latencies)
             return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.0f}"
         rss = f"{self.peak_rss_mib:.0f}" if self.peak_rss_mib else "—"
+        cpu = 1000 * self.cpu_seconds / self.sentences
         rate = self.requests / self.seconds if self.latencies else None
         return (f"| {self.name} | {f'{rate:,.0f}' if rate else '—'} | "
                 f"{self.sentences / self.seconds:,.0f} | {percentile(0.5)} | {percentile(0.95)} | "
-                f"{percentile(0.99)} | {rss} |")
+                f"{percentile(0.99)} | {cpu:.2f} | {rss} |")
 
 
 # --- the clients -------------------------------------------------------------------------------
@@ -113,7 +119,7 @@ async def load(port: int, kind: str, batches: list[list[str]], clients: int,
                 break
             begin = time.perf_counter()
             for request in REQUESTS[kind](batches[i]):
-                status, _ = await http(reader, writer, request)
+                status, _ = await asyncio.wait_for(http(reader, writer, request), TIMEOUT)
                 if status != 200:
                     raise RuntimeError(f"{kind}: HTTP {status}")
                 done[0] += 1
@@ -152,7 +158,10 @@ def baseline_server(port_file: str) -> None:
         def log_message(self, *args):
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Vectorize)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # werkzeug's listen backlog, under the official Flask app
+
+    httpd = Server(("127.0.0.1", 0), Vectorize)
     Path(port_file).write_text(str(httpd.server_address[1]))
     httpd.serve_forever()
 
@@ -172,22 +181,38 @@ def start(command: list[str], port_file: Path, log: Path) -> tuple[subprocess.Po
     raise RuntimeError(f"server did not start: {log.read_text()}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system time of a process, all its threads (ended ones too)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mib(pid: int) -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def run(coroutine):
+    """The clients' event loop: uvloop when installed (the serve extra has it), for every row."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
 
 
 def measure_server(name: str, command: list[str], port_file: Path, log: Path,
                    kinds: list[str], batches, clients: int, seconds: float) -> list[Result]:
     process, port = start(command, port_file, log)
     try:
-        asyncio.run(load(port, kinds[0], batches[:clients], clients, 30))  # warm up
+        run(load(port, kinds[0], batches[:clients], clients, 30))  # warm up
         results = []
         for kind in kinds:
-            requests, sentences, elapsed, latencies = asyncio.run(
+            cpu = cpu_seconds(process.pid)
+            requests, sentences, elapsed, latencies = run(
                 load(port, kind, batches, clients, seconds))
             results.append(Result(f"{name} {kind}", requests, sentences, elapsed, latencies,
-                                  peak_rss_mib(process.pid)))
+                                  peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu))
         return results
     finally:
         process.terminate()
@@ -202,9 +227,11 @@ def measure_embed(sentences: list[str], tmp: Path) -> Result:
     source.write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
     encoder = Encoder.load("default")
     embed_file(encoder, str(source), str(tmp / "warm.npy"), EmbedOptions("en", provenance=False))
+    cpu = time.process_time()
     report = embed_file(encoder, str(source), str(tmp / "out.npy"),
                         EmbedOptions("en", provenance=False))
-    return Result("laser embed (same sentences, one file)", 0, report.rows, report.seconds, [])
+    return Result("laser embed (same sentences, one file)", 0, report.rows, report.seconds, [],
+                  cpu_seconds=time.process_time() - cpu)
 
 
 def main() -> None:
@@ -237,15 +264,23 @@ def main() -> None:
     print(f"{args.clients} clients, 1-8 sentences per client request, {args.seconds:g} s per "
           f"row, {os.cpu_count()} CPUs")
     print("| server, endpoint | requests/s | sentences/s | p50 ms | p95 ms | p99 ms | "
-          "peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "CPU s / 1k sentences | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for result in results:
         print(result.row())
     serve_rate = results[0].sentences / results[0].seconds
     base = results[3].sentences / results[3].seconds
     embed = results[4].sentences / results[4].seconds
     print(f"\n/v1/embeddings: {serve_rate / base:.1f}x the baseline's sentences/s, "
-          f"{100 * serve_rate / embed:.0f}% of laser embed's")
+          f"{100 * serve_rate / embed:.0f}% of laser embed's; per CPU second: "
+          f"{efficiency(results[3]) and efficiency(results[0]) / efficiency(results[3]):.1f}x "
+          f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[4]):.0f}% of "
+          "laser embed's")
+
+
+def efficiency(result: Result) -> float:
+    """Sentences per CPU second: what the row would reach with the cores to itself."""
+    return result.sentences / result.cpu_seconds
 
 
 if __name__ == "__main__":
