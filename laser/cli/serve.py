@@ -69,10 +69,10 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     from ..serving.server import ServerOptions, run
     from ..text.languages import UnknownLanguageWarning
     warnings.simplefilter("ignore", UnknownLanguageWarning)  # such requests get a 422
-    served = ServedModels(list(models), EncoderOptions(max_tokens, runtime, quantize), max_models)
     loaded = [load_served_index(spec) for spec in indexes]
     by_name = {index.name: index for index in loaded}
     if len(by_name) < len(loaded):
         raise LaserError("--index: two indexes have the same name; name them NAME=INDEX")
+    served = ServedModels(list(models), EncoderOptions(max_tokens, runtime, quantize), max_models)
     run(Service(served, by_name, Limits(**limits)),
         ServerOptions(host, port, shutdown_timeout, access_log))
