@@ -69,6 +69,9 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     from ..serving.server import ServerOptions, run
     from ..text.languages import UnknownLanguageWarning
     warnings.simplefilter("ignore", UnknownLanguageWarning)  # such requests get a 422
+    if limits["max_queued"] < limits["max_inputs"]:
+        raise LaserError("--max-queued must be at least --max-inputs, or the largest requests "
+                         "would never fit in the queue")
     loaded = [load_served_index(spec) for spec in indexes]
     by_name = {index.name: index for index in loaded}
     if len(by_name) < len(loaded):

@@ -41,9 +41,10 @@ class Server:
         text = self.get("/metrics").text
         return float(re.search(rf"^{re.escape(name)} (\S+)$", text, re.M).group(1))
 
-    def stop(self) -> int:
+    def stop(self, stop: signal.Signals = signal.SIGTERM) -> int:
+        """Send `stop` and wait for the exit status."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(stop)
         return self.process.wait(timeout=60)
 
 

@@ -35,3 +35,8 @@ def test_an_unknown_model_or_index_is_one_line(tmp_path):
 def test_two_models_of_one_name_are_refused(tmp_path):
     result = serve(tmp_path, "--model", "default", "--model", "default", "--port", "0")
     assert result.returncode == 1 and "two models are called 'default'" in result.stderr
+
+
+def test_a_queue_smaller_than_one_request_is_refused(tmp_path):
+    result = serve(tmp_path, "--max-inputs", "64", "--max-queued", "10", "--port", "0")
+    assert result.returncode == 1 and "--max-queued must be at least --max-inputs" in result.stderr

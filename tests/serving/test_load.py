@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -112,7 +113,8 @@ def test_search_refuses_queries_of_another_model(loaded_server):
     assert loaded_server.post("/search", {"queries": "Hello", "model": "default"}).status_code == 200
 
 
-def test_sigterm_finishes_requests_in_flight_and_exits_0(serving_dir, default_encoder):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_finishes_requests_in_flight_and_exits_0(serving_dir, default_encoder, stop):
     server = start_server(serving_dir)
     heavy = [" ".join([POOL[-1]] * 12) + f" {n}" for n in range(8)]  # about 1,600 characters each
     with ThreadPoolExecutor(6) as pool:
@@ -121,7 +123,7 @@ def test_sigterm_finishes_requests_in_flight_and_exits_0(serving_dir, default_en
         while server.metric("laser_queue_peak_sentences") < len(heavy) * len(pending):
             assert not any(future.done() for future in pending), "answered before all were sent"
         assert server.metric("laser_queue_sentences") > 0
-        exit_code = server.stop()
+        exit_code = server.stop(stop)
         answers = [future.result() for future in pending]
     assert exit_code == 0
     assert [answer.status_code for answer in answers] == [200] * 6
