@@ -11,6 +11,7 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
                          rows, as the `openai` client asks for them);
 * `serve /embed`       — the same with JSON float rows (text-embeddings-inference's body);
 * `serve /vectorize`   — `laser serve` asked the official app's way: one GET per sentence;
+* `serve /v1/embeddings (1 client)` — a lone client: the latency of a request on an idle server;
 * `baseline /vectorize` — the official app's design (`docker/app.py`: a threaded server, one
                          `encode` per request of one sentence, here on `http.server`), same model.
 
@@ -202,16 +203,19 @@ def run(coroutine):
 
 
 def measure_server(name: str, command: list[str], port_file: Path, log: Path,
-                   kinds: list[str], batches, clients: int, seconds: float) -> list[Result]:
+                   rows: list[tuple[str, int]], batches, seconds: float) -> list[Result]:
+    """One server, started once, measured for each (endpoint, clients) row in turn."""
     process, port = start(command, port_file, log)
     try:
-        run(load(port, kinds[0], batches[:clients], clients, 30))  # warm up
+        kind, clients = rows[0]
+        run(load(port, kind, batches[:clients], clients, 30))  # warm up
         results = []
-        for kind in kinds:
+        for kind, clients in rows:
             cpu = cpu_seconds(process.pid)
             requests, sentences, elapsed, latencies = run(
                 load(port, kind, batches, clients, seconds))
-            results.append(Result(f"{name} {kind}", requests, sentences, elapsed, latencies,
+            label = f"{name} {kind}" + (" (1 client)" if clients == 1 else "")
+            results.append(Result(label, requests, sentences, elapsed, latencies,
                                   peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu))
         return results
     finally:
@@ -251,12 +255,14 @@ def main() -> None:
         tmp = Path(tmp)
         serve = [sys.executable, "-m", "laser", "serve", "--port", "0", "--model", "default",
                  "--max-connections", str(4 * args.clients + 16)]
+        many = args.clients
         results = measure_server("laser serve", serve, tmp / "none", tmp / "serve.log",
-                                 ["/v1/embeddings", "/embed", "/vectorize"], batches,
-                                 args.clients, args.seconds)
+                                 [("/v1/embeddings", many), ("/embed", many),
+                                  ("/vectorize", many), ("/v1/embeddings", 1)],
+                                 batches, args.seconds)
         baseline = [sys.executable, __file__, "--baseline-server", str(tmp / "baseline.port")]
         results += measure_server("baseline", baseline, tmp / "baseline.port",
-                                  tmp / "baseline.log", ["/vectorize"], batches, args.clients,
+                                  tmp / "baseline.log", [("/vectorize", many)], batches,
                                   args.seconds)
         sent = sum(result.sentences for result in results[:1])
         used = [s for batch in batches for s in batch][:max(sent, 1000)]
@@ -269,12 +275,12 @@ def main() -> None:
     for result in results:
         print(result.row())
     serve_rate = results[0].sentences / results[0].seconds
-    base = results[3].sentences / results[3].seconds
-    embed = results[4].sentences / results[4].seconds
+    base = results[4].sentences / results[4].seconds
+    embed = results[5].sentences / results[5].seconds
     print(f"\n/v1/embeddings: {serve_rate / base:.1f}x the baseline's sentences/s, "
           f"{100 * serve_rate / embed:.0f}% of laser embed's; per CPU second: "
-          f"{efficiency(results[3]) and efficiency(results[0]) / efficiency(results[3]):.1f}x "
-          f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[4]):.0f}% of "
+          f"{efficiency(results[0]) / efficiency(results[4]):.1f}x "
+          f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[5]):.0f}% of "
           "laser embed's")
 
 
