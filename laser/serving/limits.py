@@ -1,6 +1,7 @@
 """What one request may ask for, and the checks that turn bad input into a 4xx JSON error."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -35,7 +36,6 @@ class RequestError(Exception):
 
 def decoded_body(body: bytes) -> Any:
     """A JSON request body as Python values: 400 when it is not UTF-8 or not JSON."""
-    import json
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as error:
