@@ -50,28 +50,38 @@ Handler = Callable[[Request, Service], Awaitable[tuple[Response, int]]]
 
 
 def endpoint(path: str, handler: Handler, service: Service, methods: list[str]) -> Route:
-    """A route whose refusals become JSON errors, and whose requests are counted and timed."""
+    """A route whose refusals become JSON errors, and whose requests are counted and timed
+    (status 499 when the request is cancelled, as when its client goes away)."""
 
     @functools.wraps(handler)
     async def answer(request: Request) -> Response:
         started = time.perf_counter()
         service.metrics.started()
-        sentences = 0
+        status, sentences = 499, 0
         try:
-            response, sentences = await handler(request, service)
-        except RequestError as error:
-            response = error_response(error)
-        except LaserError as error:
-            response = error_response(RequestError(422, str(error)))
-        except Exception:  # a bug: a 500 answer, the traceback on stderr, the server goes on
-            traceback.print_exc(file=sys.stderr)
-            response = error_response(RequestError(500, "internal error; see the server's log",
-                                                   "server_error"))
-        service.metrics.answered(path, response.status_code, time.perf_counter() - started,
-                                 sentences)
-        return response
+            response, sentences = await refusals_as_json(handler, request, service)
+            status = response.status_code
+            return response
+        finally:
+            service.metrics.answered(path, status, time.perf_counter() - started, sentences)
 
     return Route(path, answer, methods=methods)
+
+
+async def refusals_as_json(handler: Handler, request: Request,
+                           service: Service) -> tuple[Response, int]:
+    """The handler's answer, or the JSON error of its refusal (a 500 for a bug, whose traceback
+    goes to stderr while the server goes on)."""
+    try:
+        return await handler(request, service)
+    except RequestError as error:
+        return error_response(error), 0
+    except LaserError as error:
+        return error_response(RequestError(422, str(error))), 0
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return error_response(RequestError(500, "internal error; see the server's log",
+                                           "server_error")), 0
 
 
 def error_response(error: RequestError) -> JSONResponse:
