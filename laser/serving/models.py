@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError
-from ..models.files import ModelFiles
 from ..models.resolve import ModelRequest, choose_model, model_directory, named_model_dir
 from .limits import RequestError
 
@@ -71,7 +70,9 @@ class ServedModels:
             name, target = split_model_spec(spec)
             if name in self._names:
                 raise LaserError(f"--model: two models are called {name!r}; name them NAME=DIR")
-            self._names[name] = self._load(name, model_directory(target)).encoder.files.encoder
+            directory = Path(model_directory(target)).resolve()
+            self._load(name, directory)
+            self._names[name] = directory
         if not self.fixed:
             self.model(None, "en")  # the shipped default, so that /health means ready
 
@@ -110,24 +111,24 @@ class ServedModels:
         try:  # a request names models, never directories
             directory = (named_model_dir(name) if name is not None
                          else choose_model(ModelRequest(lang=lang)).files.encoder.parent)
-            files = ModelFiles.from_dir(directory)
         except LaserError as error:
             raise RequestError(404, str(error), "model_not_found") from None
+        directory = directory.resolve()
         with self._lock:
-            self._names[name if name is not None else f"lang:{lang}"] = files.encoder
+            self._names[name if name is not None else f"lang:{lang}"] = directory
         return (name or directory.name), directory
 
     def _load(self, name: str, directory: Path) -> ServedModel:
+        """The model in `directory` (resolved: the cache's key), loaded unless it is cached."""
         from .. import Encoder
-        files = ModelFiles.from_dir(directory)
         with self._lock:
-            if files.encoder in self._cache:
-                return self._cache[files.encoder]
-        encoder = Encoder(files, max_tokens=self.options.max_tokens,
-                          runtime=self.options.runtime, quantize=self.options.quantize)
-        served = ServedModel(name, encoder, files.sha256())
+            if directory in self._cache:
+                return self._cache[directory]
+        encoder = Encoder.load(str(directory), max_tokens=self.options.max_tokens,
+                               runtime=self.options.runtime, quantize=self.options.quantize)
+        served = ServedModel(name, encoder, encoder.files.sha256())
         with self._lock:
-            self._cache[files.encoder] = served
+            self._cache[directory] = served
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return served
