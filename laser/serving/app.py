@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+import json
 import sys
 import time
 import traceback
@@ -180,18 +181,24 @@ async def openai_embeddings(request: Request, service: Service) -> tuple[Respons
                                 f"not {dimensions!r}")
     result = await embedded(service, model, sentences, lang)
     rows = unit_rows(result.rows) if boolean(body, "normalize", False) else result.rows
-    data = [{"object": "embedding", "index": position, "embedding": _encoded(row, encoding)}
-            for position, row in enumerate(rows)]
     usage = {"prompt_tokens": result.tokens, "total_tokens": result.tokens}
-    return JSONResponse({"object": "list", "data": data, "model": name or model.name,
-                         "usage": usage}), len(sentences)
+    head = {"object": "list", "model": name or model.name, "usage": usage}
+    return Response(openai_body(head, rows, encoding), media_type="application/json"), \
+        len(sentences)
 
 
-def _encoded(row: np.ndarray, encoding: str):
-    """A row as JSON numbers, or as base64 of its little-endian float32 bytes."""
-    if encoding == "float":
-        return row.tolist()
-    return base64.b64encode(row.astype("<f4").tobytes()).decode("ascii")
+def openai_body(head: dict, rows: np.ndarray, encoding: str) -> bytes:
+    """The /v1/embeddings answer: `head`'s fields and `data`, one item per row. Written here
+    rather than by json.dumps, which would scan every base64 character for escapes (a quarter
+    of a millisecond per request): base64 needs none."""
+    items = []
+    for position, row in enumerate(rows):
+        if encoding == "float":
+            vector = json.dumps(row.tolist()).encode("ascii")
+        else:
+            vector = b'"' + base64.b64encode(row.astype("<f4").tobytes()) + b'"'
+        items.append(b'{"object":"embedding","index":%d,"embedding":%s}' % (position, vector))
+    return json.dumps(head).encode("utf-8")[:-1] + b',"data":[' + b",".join(items) + b"]}"
 
 
 async def openai_models(request: Request, service: Service) -> tuple[Response, int]:
