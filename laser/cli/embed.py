@@ -18,7 +18,8 @@ from .options import ray_options
     "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Output file (.npy, or headerless with --format raw).")
+              help="Output file (.npy, or headerless with --format raw); '-': standard output "
+                   "(then no OUTPUT.json).")
 @click.option("--lang", "-l", required=True,
               help="Language: FLORES-200 code, ISO 639-1 or 639-3 code or English name "
                    "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model.")
@@ -78,7 +79,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     "laser preprocess sentences.fr --lang fr --model laser2 --stage spm"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", default="-", show_default=True, type=click.Path(allow_dash=True),
-              help="Output text file ('-' for stdout).")
+              help="Output text file ('-': standard output).")
 @click.option("--lang", "-l", required=True, help="Language code.")
 @click.option("--stage", type=click.Choice(["tok", "bpe", "pre", "spm"]), default=None,
               help="LASER1 models: tok (after tokenisation) or bpe (after BPE); LASER2 models: "

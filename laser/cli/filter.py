@@ -92,7 +92,7 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
 @pair_sides
 @click.argument("filter_dir", metavar="FILTER_DIR")
 @click.option("--output", "-o", default="-", show_default=True,
-              help="prob<TAB>src<TAB>trg lines, in input order.")
+              help="prob<TAB>src<TAB>trg lines, in input order ('-': standard output).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None,
               help="Write only the pairs whose probability is above this (default: every pair).")
 @model_options

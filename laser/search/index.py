@@ -11,7 +11,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..io.atomic import replace_atomically
+from ..io.atomic import replace_atomically, takes_sidecar
 from .vectors import Neighbours, Vectors
 
 if TYPE_CHECKING:
@@ -116,9 +116,12 @@ def meta_path(index_path: str | os.PathLike) -> Path:
 
 
 def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> None:
-    """Write the index and its metadata sidecar, each through a temp file renamed on success."""
+    """Write the index and its metadata sidecar, each through a temp file renamed on success
+    (to stdout, a device or a FIFO: the index alone)."""
     import faiss
     replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
+    if not takes_sidecar(path):
+        return
 
     def write_meta(tmp: str) -> None:
         Path(tmp).write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
