@@ -51,10 +51,23 @@ class ShardRun:
         return f"{len(self.computed)} shards computed, {len(self.reused)} reused from earlier runs"
 
 
+RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'laser-toolkit[ray]'"
+
+
+def require_ray() -> None:
+    """A one-line error naming the `ray` extra when Ray cannot be imported; called before any
+    work (and before any shard directory exists)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise LaserError(RAY_MISSING) from None
+
+
 @contextmanager
 def ray_runtime(address: str) -> Iterator[None]:
     """A Ray runtime for the block: this process's own if it has one, else `address`'s
     (shut down afterwards)."""
+    require_ray()
     import ray
     if ray.is_initialized():
         yield
@@ -166,6 +179,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
                       worker_class: type = EmbedWorker) -> tuple[EmbedReport, ShardRun]:
     """`embed_file` on Ray: the same output, bit for bit, from shards embedded by actors; the
     shards finished by an earlier run of the same job in the same work directory are reused."""
+    require_ray()
     check_job(input_path, output_path)
     started = time.perf_counter()
     dtype = np.dtype(np.float16 if options.fp16 else np.float32)
