@@ -88,8 +88,15 @@ class EmbedReport:
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
         unit = self.rows_are.split(":")[0]
         return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s) with the model in "
+                f"in {duration_text(self.seconds)} ({rate:,.0f} {unit}/s) with the model in "
                 f"{os.path.dirname(self.model_encoder)}")
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people read it: `12.3 s`, and under a second `31.2 ms` (never `0.0 s`)."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.3g} ms"
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:

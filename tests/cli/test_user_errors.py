@@ -196,8 +196,17 @@ def test_embed_ends_with_a_summary_unless_quiet(tmp_path):
     result = run("embed", FRENCH, "-o", tmp_path / "fr.npy", "-l", "fr", *MODEL)
     summary = result.stderr.splitlines()[-1]
     match = re.fullmatch(rf"wrote 400 x 80 float32 embeddings to {re.escape(str(tmp_path))}"
-                         r"/fr.npy in (\d+\.\d) s \(([\d,]+) sentences/s\) with the model in "
-                         + re.escape(str(PARITY_MODEL)), summary)
-    assert match, summary
+                         r"/fr.npy in (\d+\.\d s|[\d.]+ ms) \(([\d,]+) sentences/s\) with the "
+                         r"model in " + re.escape(str(PARITY_MODEL)), summary)
+    assert match and match.group(1) != "0.0 s", summary
     quiet = run("embed", FRENCH, "-o", tmp_path / "q.npy", "-l", "fr", "-q", *MODEL)
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.0, "0 ms"), (0.0004123, "0.412 ms"), (0.03, "30 ms"), (0.9994, "999 ms"),
+    (1.0, "1.0 s"), (12.34, "12.3 s"), (3600.0, "3600.0 s"),
+])
+def test_durations_keep_their_precision_under_a_second(seconds, text):
+    from laser.pipeline import duration_text
+    assert duration_text(seconds) == text
