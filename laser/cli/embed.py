@@ -36,7 +36,7 @@ from .options import ray_options
                    "string.")
 @click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
               help="With --documents: how the sentence rows of a line are pooled.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
 @ray_options
 def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, distributed,
           **options):
@@ -49,7 +49,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
-    options = {**split_model_options(options), "lang": lang}
+    options = {**split_model_options(options), "lang": lang, "quiet": quiet}
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
     if distributed:
         if documents:
@@ -86,10 +86,10 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
                    "pre (normalised, lower-cased text) or spm (SentencePiece pieces). "
                    "Default: bpe or spm, what the encoder reads.")
 @model_options
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no note.")
 def preprocess(input_path, output, lang, stage, quiet, **options):
     """Write INPUT after one of the model's preprocessing stages, line for line."""
     from ..pipeline import check_job, preprocess_file
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options), lang=lang)
+    encoder = load_encoder(**split_model_options(options), lang=lang, quiet=quiet)
     preprocess_file(encoder, input_path, output, lang, stage, progress=not quiet and output != "-")
