@@ -3,7 +3,9 @@ them shards as they free up (Ray restarts a dead actor and retries its task), an
 the shards into the output atomically. Ray is imported inside functions only."""
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
 from ..pipeline import EmbedOptions, EmbedReport, check_job, encoder_fields, finish_report
 from .shards import Manifest, Shard, plan_shards
@@ -170,6 +173,10 @@ def stop_actors(actors: list) -> None:
 
 
 def default_work_dir(output: str) -> Path:
+    """A hidden folder beside the output; for stdout, a device or a FIFO, one of this process in
+    the system's temp directory."""
+    if is_stream(output):
+        return Path(tempfile.gettempdir()) / f".laser-{os.getpid()}.shards"
     target = Path(output)
     return target.parent / f".{target.name}.shards"
 

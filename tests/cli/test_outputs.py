@@ -171,3 +171,14 @@ def test_help_of_every_writing_command_says_what_dash_means():
                     ["filter", "score"], ["classify", "predict"]):
         help_text = " ".join(run(*command, "--help").output.split())
         assert "'-': standard output" in help_text or "'-': the" in help_text, command
+
+
+def test_work_folders_of_a_stream_output_go_to_the_temp_directory(tmp_path):
+    import tempfile
+    from laser.distributed.ray_runner import default_work_dir
+    from laser.search.inputs import work_dir
+    null = device(tmp_path / "null", 3)
+    for output in ("-", str(null)):
+        assert default_work_dir(output).parent == Path(tempfile.gettempdir())
+        assert work_dir(output) is None  # the system temp directory
+    assert default_work_dir(str(tmp_path / "out.npy")) == tmp_path / ".out.npy.shards"
