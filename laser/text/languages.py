@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -80,7 +81,7 @@ def closest_languages(lang: str, count: int = 3) -> list[str]:
     `fra (French)` (difflib, as model names are suggested)."""
     from .flores import flores_names  # here: flores imports this module
     names = flores_names()
-    iso3 = [code.split("_")[0] for code in names]
+    scripts = Counter(code.split("_")[0] for code in names)
     candidates: dict[str, str] = {}
     for code, name in names.items():
         for key in (code.split("_")[0], code.lower(), name):
@@ -88,8 +89,9 @@ def closest_languages(lang: str, count: int = 3) -> list[str]:
     matches = difflib.get_close_matches(" ".join(lang.lower().split()), candidates, n=10,
                                         cutoff=CLOSE_ENOUGH)
     chosen = list(dict.fromkeys(candidates[match] for match in matches))[:count]
-    return [f"{code.split('_')[0] if iso3.count(code.split('_')[0]) == 1 else code} "
-            f"({names[code].title()})" for code in chosen]
+    # The ISO 639-3 part alone where it names one FLORES-200 language (fra), else the whole code.
+    shown = [code if scripts[code.split("_")[0]] > 1 else code.split("_")[0] for code in chosen]
+    return [f"{short} ({names[code].title()})" for short, code in zip(shown, chosen)]
 
 
 def _base_of_name(name: str) -> str:
