@@ -132,9 +132,10 @@ def test_a_symlink_stays_a_link_and_its_target_gets_the_output(tmp_path):
 def test_dash_is_standard_output_for_binary_outputs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert embed(tmp_path / "en.npy").exit_code == 0
-    result = embed("-")
+    result = run("embed", ENGLISH, "-o", "-", "-l", "en", *MODEL)
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (tmp_path / "en.npy").read_bytes()
+    assert result.stderr.startswith("wrote 30 x 80 float32 embeddings to standard output in ")
 
     import faiss
     result = run("knn", "build", ENGLISH_NPY, "-q", "-o", "-")
