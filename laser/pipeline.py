@@ -15,7 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .errors import LaserError
-from .io.atomic import atomic_text_output, check_output_path
+from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import write_sidecar
 from .io.text import check_input, count_lines, read_lines
@@ -87,9 +87,17 @@ class EmbedReport:
         """One line for stderr: rows, shape, time, speed and the model used (its directory)."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
         unit = self.rows_are.split(":")[0]
-        return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s) with the model in "
+        target = "standard output" if self.output == STDOUT else self.output
+        return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {target} "
+                f"in {duration_text(self.seconds)} ({rate:,.0f} {unit}/s) with the model in "
                 f"{os.path.dirname(self.model_encoder)}")
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people read it: `12.3 s`, and under a second `31.2 ms` (never `0.0 s`)."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.3g} ms"
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:

@@ -4,6 +4,7 @@ and the batch sampler."""
 import gzip
 import itertools
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -112,6 +113,26 @@ def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_pa
     assert [record["step"] for record in evaluations[1:]] == [4, 8]
     assert all(0 <= record["average_error"] <= 1 for record in evaluations)
     assert log[-1]["event"] == "end" and log[-1]["steps_run"] == 8
+
+
+def _strict_json(line: str):
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_a_corpus_without_dev_says_so_once_and_never_reports_nan(tiny_corpus, tmp_path):
+    result = train(tiny_corpus / "train", tmp_path / "work", tmp_path / "model", 4)
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("laser: warning: no dev evaluation: the corpus has no dev/ folder and no "
+                        "--dev was given; the last step's model is exported")
+    assert sum("dev evaluation" in line for line in lines) == 2  # the warning and the last line
+    assert lines[-1] == f"step 4: no dev evaluation; the last step's model in {tmp_path / 'model'}"
+    assert not re.search(r"\b(nan|inf)\b|empty slice", result.stderr, re.IGNORECASE)
+    log = [_strict_json(line) for line in (tmp_path / "work" / "log.jsonl").read_text().splitlines()]
+    assert not any("average_error" in record for record in log)
+    assert log[-2]["step"] == 4 and log[-2]["loss"] > 0
+    assert ModelFiles.from_dir(tmp_path / "model").encoder.name == "tiny.pt"
 
 
 def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path, steps_taken):
