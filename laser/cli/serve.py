@@ -60,15 +60,11 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     except ImportError:
         raise LaserError("laser serve needs starlette and uvicorn: pip install "
                          "'laser-toolkit[serve]'") from None
-    import warnings
-
     from ..serving.app import Service
     from ..serving.indexes import load_served_index
     from ..serving.limits import Limits
     from ..serving.models import EncoderOptions, ServedModels
     from ..serving.server import ServerOptions, run
-    from ..text.languages import UnknownLanguageWarning
-    warnings.simplefilter("ignore", UnknownLanguageWarning)  # such requests get a 422
     if limits["max_queued"] < limits["max_inputs"]:
         raise LaserError("--max-queued must be at least --max-inputs, or the largest requests "
                          "would never fit in the queue")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..text.languages import resolve as resolve_language
+from ..text.languages import UnknownLanguage, resolve as resolve_language
 
 
 @dataclass(frozen=True)
@@ -105,9 +105,10 @@ def language(value: Any, default: str = "en") -> str:
     if not isinstance(value, str) or not value.strip():
         raise RequestError(422, f"'lang' must be a language code such as 'en' or 'deu', not "
                                 f"{value!r}")
-    if not resolve_language(value).known:
-        raise RequestError(422, f"unknown language {value!r}: use an ISO 639-1 or 639-3 code, a "
-                                "FLORES-200 code or an English name")
+    try:
+        resolve_language(value)
+    except UnknownLanguage as error:
+        raise RequestError(422, str(error)) from None
     return value
 
 
