@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import LaserError
 from .files import ModelFiles
-from .network import BILSTM, Network, load_network
+from .checkpoint import bilstm_checkpoint
+from .network import BILSTM, Network, read_network_checkpoint, torch_network
 from .onnx_cache import cache_bilstm, cached_bilstm
 from .onnx_runtime import OnnxEncoder
 from .preprocessing import Preprocessor, preprocessor_for
@@ -166,19 +167,20 @@ def _sentence_list(sentences: Sequence[str]) -> list[str]:
 
 def runnable_network(files: ModelFiles, device: str, quantize: Optional[str],
                      runtime: str) -> Network:
-    """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, without
-    torch, when there is one), else in torch on `device` (int8: dynamic quantization; fp16:
-    float16 weights and activations)."""
+    """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, or
+    from a graph built from the checkpoint's weights; never torch), else in torch on `device`
+    (int8: dynamic quantization; fp16: float16 weights and activations)."""
     on_onnx = runtime != "torch" and device == "cpu" and quantize != "fp16"
     cached = cached_bilstm(files, quantize) if on_onnx else None
     if cached is not None:
         return cached
-    network = load_network(files)
-    if network.kind == BILSTM and on_onnx:
-        return cache_bilstm(network, files, quantize)
+    checkpoint = read_network_checkpoint(files)
+    if checkpoint.kind == BILSTM and on_onnx:
+        return cache_bilstm(bilstm_checkpoint(checkpoint.raw, files.encoder), files, quantize)
     if runtime == "onnxruntime":
         raise LaserError(f"{files.encoder}: --runtime onnxruntime runs BiLSTM models (LASER1, "
-                         f"LASER2), not this {network.kind}; use --runtime auto or torch")
+                         f"LASER2), not this {checkpoint.kind}; use --runtime auto or torch")
+    network = torch_network(checkpoint, files)
     module = network.module.to(device)
     return replace(network, module=reduced_precision(module, quantize) if quantize else module)
 
