@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from ..errors import LaserError
+from ..optional import require
 from .files import ModelFiles
 from .checkpoint import bilstm_checkpoint
 from .network import BILSTM, Network, read_network_checkpoint, torch_network
@@ -201,7 +202,7 @@ def check_device(name: str) -> str:
     if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
         raise LaserError(f"unknown device {name!r}; choose cpu or cuda")
     if name.startswith("cuda"):
-        import torch
+        torch = require("torch", f"--device {name}")
         if not torch.cuda.is_available():
             raise LaserError("CUDA was asked for but no CUDA device is available")
     return name

@@ -76,9 +76,8 @@ def read_network_checkpoint(files: ModelFiles) -> NetworkCheckpoint:
 
 def torch_network(checkpoint: NetworkCheckpoint, files: ModelFiles) -> Network:
     """The checkpoint's network as a torch module (needs the `torch` extra)."""
-    require("torch", f"{files.encoder}: running a {checkpoint.kind} network in torch"
-            + (" (LASER3 transformers run in torch only)" if checkpoint.kind == TRANSFORMER
-               else ""))
+    require("torch", f"{files.encoder}: a LASER3 transformer model" if checkpoint.kind == TRANSFORMER
+            else f"{files.encoder}: a BiLSTM run in torch (--runtime torch, --quantize fp16, a GPU)")
     from .bilstm import BiLSTMEncoder
     from .transformer import load_transformer
     if checkpoint.kind == TRANSFORMER:

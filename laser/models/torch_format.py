@@ -76,7 +76,7 @@ def rebuild_tensor(storage: Storage, offset: int, size: tuple, stride: tuple,
         raise pickle.UnpicklingError("a tensor reaches outside its storage")
     view = np.lib.stride_tricks.as_strided(storage.data[offset:], shape=tuple(size),
                                            strides=tuple(step * itemsize for step in stride))
-    array = np.array(view)  # a copy: writable, contiguous, independent of the file's bytes
+    array = np.array(view, order="C")  # a copy: writable, contiguous, apart from the file
     if storage.type.name == "BFloat16Storage":
         return (array.astype(np.uint32) << 16).view(np.float32)
     return array
