@@ -20,14 +20,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError
-from .checkpoint import WEIGHT_NAMES, Checkpoint, bilstm_checkpoint, read_checkpoint
+from .checkpoint import WEIGHT_NAMES, Checkpoint, read_bilstm_checkpoint
 from .sequences import PAD
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     """Read an official-format LASER BiLSTM checkpoint (tensors and plain data only), its
     weights as torch tensors."""
-    checkpoint = bilstm_checkpoint(read_checkpoint(path), path)
+    checkpoint = read_bilstm_checkpoint(path)
     return Checkpoint(checkpoint.params, torch_tensors(checkpoint.state), checkpoint.dictionary)
 
 

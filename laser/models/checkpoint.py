@@ -109,6 +109,11 @@ def is_transformer_checkpoint(raw: Any) -> bool:
     return isinstance(raw, dict) and "cfg" in raw and "model" in raw and "params" not in raw
 
 
+def read_bilstm_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read an official-format LASER BiLSTM checkpoint, its weights as numpy arrays."""
+    return bilstm_checkpoint(read_checkpoint(path), path)
+
+
 def bilstm_checkpoint(raw: Any, path: str | os.PathLike) -> Checkpoint:
     """The BiLSTM checkpoint in what `read_checkpoint` returned, checked."""
     if isinstance(raw, dict) and "params" not in raw and "cfg" in raw:
