@@ -9,7 +9,7 @@ from typing import Callable
 import click
 
 from ..errors import LaserError
-from ..models.quantize import QUANTIZATIONS
+from ..runtime.quantize import QUANTIZATIONS
 from ..optional import EXTRAS, install_hint
 from ..version import __version__
 

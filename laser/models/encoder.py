@@ -2,7 +2,7 @@
 
 The preprocessing is chosen by the model's files (`laser.models.preprocessing`): Moses + fastBPE
 for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 and LASER3 (`*.spm`); the network
-by the checkpoint's content (`laser.models.network`): a BiLSTM (LASER1, LASER2) or a fairseq
+by the checkpoint's content (`laser.runtime.network`): a BiLSTM (LASER1, LASER2) or a fairseq
 transformer (LASER3)."""
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ import numpy as np
 
 from ..errors import LaserError
 from ..optional import require
-from .files import ModelFiles
+from ..runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
+from ..runtime.onnx_cache import cache_bilstm, cached_bilstm
+from ..runtime.onnx_runtime import OnnxEncoder
+from ..runtime.quantize import check_quantize, reduced_precision
+from ..runtime.sequences import EOS, embed_sequences
 from .checkpoint import bilstm_checkpoint
-from .network import BILSTM, Network, read_network_checkpoint, torch_network
-from .onnx_cache import cache_bilstm, cached_bilstm
-from .onnx_runtime import OnnxEncoder
+from .files import ModelFiles
 from .preprocessing import Preprocessor, preprocessor_for
-from .quantize import check_quantize, reduced_precision
 from .resolve import official_model_dir, resolve_model
-from .sequences import EOS, embed_sequences
 
 DEFAULT_MAX_TOKENS = 12000
 # auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
@@ -68,9 +68,9 @@ class Encoder:
         """Load `model` (a directory or a model name); else the official model of `lang` (its
         LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
         $LASER_MODEL or the shipped default. On the CPU a BiLSTM runs in ONNX Runtime from a
-        cached graph (`runtime="torch"` keeps it in torch; `laser.models.onnx_cache`);
+        cached graph (`runtime="torch"` keeps it in torch; `laser.runtime.onnx_cache`);
         `quantize="int8"` runs the network in int8 on the CPU (faster, vectors within ~0.99
-        cosine of float32; `laser.models.quantize`)."""
+        cosine of float32; `laser.runtime.quantize`)."""
         if model is None and lang is not None:
             return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)

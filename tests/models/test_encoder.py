@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from laser.models.checkpoint import read_bilstm_checkpoint as load_checkpoint
-from laser.models.sequences import length_sorted_batches
+from laser.runtime.sequences import length_sorted_batches
 from laser.models.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
 from laser.models import registry

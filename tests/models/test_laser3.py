@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.bilstm import load_checkpoint, torch_tensors
+from laser.runtime.bilstm import load_checkpoint, torch_tensors
 from laser.models.checkpoint import plain_config, read_checkpoint
 from laser.models.encoder import Encoder, TruncationWarning
 from laser.models.files import ModelFiles

@@ -12,8 +12,8 @@ max-pooling masks the padded steps to -inf. torch orders the gates i, f, g, o; O
 (c = torch's g), and takes both biases as one row `B = [Wb, Rb]`.
 
 `quantize_int8` turns each LSTM into ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights,
-activations quantized per call); embeddings stay float32, as in `laser.models.quantize`.
-`laser.models.onnx_runtime` runs either graph without torch.
+activations quantized per call); embeddings stay float32, as in `laser.runtime.quantize`.
+`laser.runtime.onnx_runtime` runs either graph without torch.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..errors import LaserError
-from .checkpoint import WEIGHT_NAMES, Checkpoint
+from ..models.checkpoint import WEIGHT_NAMES, Checkpoint
 
 OPSET = 17
 # The model format version written, the oldest that OPSET needs, rather than the installed onnx's

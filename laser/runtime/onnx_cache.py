@@ -1,7 +1,7 @@
 """BiLSTM networks on ONNX Runtime, their graphs built once per checkpoint and cached.
 
 On the CPU a BiLSTM checkpoint (LASER1, LASER2, the shipped default) runs as an ONNX graph
-(`laser.models.onnx_graph`) in ONNX Runtime: in float32 it gives the torch network's rows to
+(`laser.runtime.onnx_graph`) in ONNX Runtime: in float32 it gives the torch network's rows to
 ~1e-7, faster; `quantize="int8"` runs its int8 version. Each graph is written once, as
 `$LASER_HOME/onnx/<checkpoint sha256>.<fp32|int8>.v<GRAPH_VERSION>.onnx`, with what the encoder
 needs besides the weights (the dictionary, the pooling) in the graph's metadata. A later run
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError
 from ..io.atomic import atomic_path
-from .checkpoint import Checkpoint
-from .files import ModelFiles
+from ..models.checkpoint import Checkpoint
+from ..models.files import ModelFiles
 from .network import BILSTM, Network, generation_of
 from .onnx_runtime import OnnxEncoder
-from .registry import laser_home
+from ..models.registry import laser_home
 
 if TYPE_CHECKING:
     import onnx

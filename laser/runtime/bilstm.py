@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError
-from .checkpoint import WEIGHT_NAMES, Checkpoint, read_bilstm_checkpoint
+from ..models.checkpoint import WEIGHT_NAMES, Checkpoint, read_bilstm_checkpoint
 from .sequences import PAD
 
 

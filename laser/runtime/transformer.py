@@ -30,7 +30,7 @@ from torch import nn
 
 from ..errors import LaserError, located
 from .bilstm import torch_tensors
-from .checkpoint import plain_config
+from ..models.checkpoint import plain_config
 from .sequences import PAD
 
 POOLINGS = ("maxpool", "cls")

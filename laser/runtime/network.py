@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import LaserError
 from ..optional import require
-from .checkpoint import bilstm_checkpoint, is_transformer_checkpoint, read_checkpoint
-from .files import LASER1, LASER2, ModelFiles
+from ..models.checkpoint import bilstm_checkpoint, is_transformer_checkpoint, read_checkpoint
+from ..models.files import LASER1, LASER2, ModelFiles
 from .sequences import sentence_ids
 
 BILSTM, TRANSFORMER = "bilstm", "transformer"
@@ -30,7 +30,7 @@ GENERATIONS = {(LASER1, BILSTM): LASER1, (LASER2, BILSTM): LASER2, (LASER2, TRAN
 class Network:
     """A loaded encoder network, the ids it reads and the generation of its model."""
 
-    module: Any  # a torch nn.Module, or an OnnxEncoder (`laser.models.onnx_cache`)
+    module: Any  # a torch nn.Module, or an OnnxEncoder (`laser.runtime.onnx_cache`)
     dictionary: dict[str, int]
     kind: str  # bilstm or transformer
     generation: str  # laser1, laser2 or laser3
