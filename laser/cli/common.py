@@ -9,7 +9,8 @@ from typing import Callable
 import click
 
 from ..errors import LaserError
-from ..models.quantize import QUANTIZATIONS
+from ..runtime.quantize import QUANTIZATIONS
+from ..optional import EXTRAS, install_hint
 from ..version import __version__
 
 NOTES_SHOWN = ".notes-shown"
@@ -25,6 +26,12 @@ class LaserGroup(click.Group):
                 return super().invoke(ctx)
         except LaserError as error:
             click.echo(f"laser: error: {error}", err=True)
+            sys.exit(1)
+        except ModuleNotFoundError as error:
+            if error.name not in EXTRAS:
+                raise
+            click.echo(f"laser: error: laser {ctx.invoked_subcommand} needs {error.name}, which "
+                       f"is not installed: {install_hint(error.name)}", err=True)
             sys.exit(1)
         except BrokenPipeError:
             sys.exit(1)

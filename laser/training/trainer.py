@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..models.bilstm import BiLSTMEncoder
-from ..models.sequences import PAD, embed_sequences
+from ..runtime.bilstm import BiLSTMEncoder
+from ..runtime.sequences import PAD, embed_sequences
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
