@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..errors import LaserError
-from ..models.quantize import QUANTIZATIONS
+from ..runtime.quantize import QUANTIZATIONS
 from .common import examples, main
 
 
