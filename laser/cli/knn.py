@@ -56,9 +56,11 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
             index = ray_build_index(vectors, factory, metric, train_size, distributed)
         else:
             index = build_index(vectors, factory, metric, train_size, progress=not quiet)
+    origin = inputs.origin(encoder)
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
-                     model=inputs.model_sha256(encoder), source=os.path.abspath(source),
-                     text=os.path.abspath(source) if lang else None)
+                     model=origin.sha256, source=os.path.abspath(source),
+                     text=os.path.abspath(source) if lang else None, model_name=origin.model,
+                     model_space=origin.space)
     save_index(index, meta, output)
     if not quiet:
         click.echo(f"indexed {meta.count} x {meta.dim} vectors ({factory}, {metric}) in {output}",
@@ -92,7 +94,8 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
                    target_text, dim, fp16, lang, quiet, **model):
     """The k nearest indexed rows of every query (embeddings, or sentences with --lang)."""
     from ..io.atomic import check_output_path
-    from ..search.index import check_queries, load_index, search
+    from ..models.spaces import check_same_space
+    from ..search.index import check_query_dim, load_index, search
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.results import write_neighbours
     from ..search.vectors import Vectors
@@ -102,8 +105,9 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
                                             meta.text)
     encoder = encoder_loader(model)
     inputs = EmbeddingSource(queries, None if lang else queries, lang, dim, fp16)
+    check_same_space(meta.origin(index_path), inputs.origin(encoder))
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
-        check_queries(index_path, meta, matrix.shape[1], inputs.model_sha256(encoder))
+        check_query_dim(index_path, meta, matrix.shape[1])
         if exclude_self and matrix.shape[0] != meta.count:
             raise LaserError(f"--exclude-self: {name} holds {matrix.shape[0]} rows but the index "
                              f"holds {meta.count}")
@@ -172,12 +176,13 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     check_output_path(output)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     encoder = encoder_loader(model)
+    origin = inputs.origin(encoder)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)
     save_graph(result, output, dict(
         rows=result.shape[0], k=k, edges=int(result.nnz), metric="cosine",
         search=approximate.factory if approximate else "exact", source=os.path.abspath(source),
-        model=inputs.model_sha256(encoder)))
+        model=origin.sha256, model_name=origin.model, model_space=origin.space))
     if not quiet:
         click.echo(f"wrote the {k}-NN graph of {result.shape[0]} rows ({result.nnz} edges) to "
                    f"{output}", err=True)

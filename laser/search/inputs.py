@@ -13,10 +13,11 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.embeddings import open_embeddings
-from ..io.sidecar import embeddings_model
+from ..models.spaces import Origin, embeddings_origin, model_origin
 
 if TYPE_CHECKING:
     from ..models.encoder import Encoder
+    from ..models.files import ModelFiles
 
 # Loads the model on first call only: precomputed inputs never load one.
 EncoderLoader = Callable[[], "Encoder"]
@@ -40,11 +41,19 @@ class EmbeddingSource:
     def name(self) -> str:
         return self.embeddings or self.text or "input"
 
-    def model_sha256(self, encoder: EncoderLoader) -> Optional[str]:
-        """sha256 of the model behind these embeddings, when it is known."""
+    def origin(self, encoder: EncoderLoader) -> Origin:
+        """The model and space of these vectors: from the embeddings' sidecar, else those of the
+        model that embeds the text now (resolved, not loaded, when `encoder` knows its files)."""
         if self.embeddings:
-            return embeddings_model(self.embeddings)
-        return encoder().files.sha256()
+            return embeddings_origin(self.embeddings)
+        return model_origin(loader_files(encoder), self.text or self.name)
+
+
+def loader_files(encoder: EncoderLoader) -> ModelFiles:
+    """The model files of a loader: its `files` when it has them (no loading), else the loaded
+    encoder's."""
+    files = getattr(encoder, "files", None)
+    return files if files is not None else encoder().files
 
 
 @contextmanager

@@ -172,7 +172,7 @@ def test_bucc_report_matches_mining_then_official_optimisation(bucc_dir):
     src_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.de").open()]
     trg_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.en").open()]
     scores = {(src_ids[int(s)], trg_ids[int(t)]): float(v)
-              for v, s, t in (line.split("\t") for line in result.output.splitlines())}
+              for v, s, t in (line.split("\t") for line in result.stdout.splitlines())}
     gold = {tuple(line.split("\t")) for line in
             (directory / "de-en/de-en.training.gold").read_text().splitlines()}
 
