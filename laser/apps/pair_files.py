@@ -18,6 +18,7 @@ from ..models.spaces import Origin, check_same_space
 from ..search.inputs import EmbeddingSource, EncoderLoader
 from .pair_filter import EmbeddingModel, FilterOptions, PairFilter, progress_bar
 
+Encoders = tuple[EncoderLoader, EncoderLoader]  # the models of the source and target columns
 LAYOUTS = {2: "src<TAB>trg", 3: "score<TAB>src<TAB>trg"}
 CHUNK_PAIRS = 10000
 
@@ -106,10 +107,10 @@ class Column:
 
 
 def _columns(path: str, src: EmbeddingSource, trg: EmbeddingSource,
-             encoder: EncoderLoader) -> tuple[Column, Column]:
+             encoders: Encoders) -> tuple[Column, Column]:
     check_input(path)
     pairs = count_lines(path) if src.embeddings or trg.embeddings else None
-    return Column(src, encoder, pairs), Column(trg, encoder, pairs)
+    return Column(src, encoders[0], pairs), Column(trg, encoders[1], pairs)
 
 
 def training_model(src: Column, trg: Column) -> EmbeddingModel:
@@ -134,10 +135,10 @@ def _embed(column: Column, texts: list[str], progress: bool) -> np.ndarray:
 
 
 def train_from_file(path: str, src: EmbeddingSource, trg: EmbeddingSource,
-                    encoder: EncoderLoader, options: FilterOptions = FilterOptions(),
+                    encoders: Encoders, options: FilterOptions = FilterOptions(),
                     progress: bool = False) -> PairFilter:
     """A filter learned from the parallel pairs of a TSV (held in memory: a training set)."""
-    src_column, trg_column = _columns(path, src, trg, encoder)
+    src_column, trg_column = _columns(path, src, trg, encoders)
     pairs = list(read_pair_tsv(path))
     src_texts, trg_texts = (list(side) for side in zip(*pairs))
     model = training_model(src_column, trg_column)
@@ -156,12 +157,12 @@ class ScoreReport:
 
 
 def score_file(pair_filter: PairFilter, path: str, output: str, src: EmbeddingSource,
-               trg: EmbeddingSource, encoder: EncoderLoader, threshold: Optional[float] = None,
+               trg: EmbeddingSource, encoders: Encoders, threshold: Optional[float] = None,
                progress: bool = False) -> ScoreReport:
     """Write `prob<TAB>src<TAB>trg` for every pair of a TSV, in input order (with a threshold:
     only the pairs whose probability is above it), atomically."""
     check_output_path(output)
-    columns = _columns(path, src, trg, encoder)
+    columns = _columns(path, src, trg, encoders)
     for column in columns:
         pair_filter.check_model(column.origin(), column.dim)
     pairs = kept = 0

@@ -87,7 +87,9 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
                                     "column (default: those the index was built from, if any).")
 @dim_option
 @fp16_option
-@click.option("--lang", "-l", help="QUERIES is a text file in this language: embed it now.")
+@click.option("--lang", "-l", help="QUERIES is a text file in this language: embed it now, with "
+                                   "--model, else a model of the index's embedding space chosen "
+                                   "by the language (its official model when downloaded).")
 @model_options
 @quiet_option
 def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_self, query_text,
@@ -103,7 +105,7 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
     index, meta = load_index(index_path)
     query_text, target_text = _text_columns(query_text, target_text, queries if lang else None,
                                             meta.text)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang, meta.model_space)
     inputs = EmbeddingSource(queries, None if lang else queries, lang, dim, fp16)
     check_same_space(meta.origin(index_path), inputs.origin(encoder))
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):

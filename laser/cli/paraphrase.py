@@ -53,7 +53,7 @@ def paraphrase(index_path, queries, lang, embeddings, output, k, max_overlap, mi
     check_output_path(output)
     index, meta = load_index(index_path)
     index_text = check_paraphrase_index(index_path, meta, index_text)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang, meta.model_space)
     source = EmbeddingSource(queries, embeddings, lang, dim, fp16)
     options = ParaphraseOptions(k, max_overlap, min_score, candidates, nprobe)
     check_same_space(meta.origin(index_path), source.origin(encoder))

@@ -27,7 +27,8 @@ EncoderLoader = Callable[[], "Encoder"]
 class EmbeddingSource:
     """One side's input: `embeddings` (precomputed), else `text` embedded now in `lang`.
 
-    `option` names the command-line prefix of this side (`--src-`, `--trg-`) in messages.
+    `option` names the command-line prefix of this side (`--src-`, `--trg-`) in messages;
+    `model` names this side's own model (a directory or name), else the command's is used.
     """
 
     text: Optional[str] = None
@@ -36,6 +37,7 @@ class EmbeddingSource:
     dim: Optional[int] = None
     fp16: bool = False
     option: str = "--"
+    model: Optional[str] = None  # this side's own model (--src-model, --trg-model), if named
 
     @property
     def name(self) -> str:

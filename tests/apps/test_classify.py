@@ -173,8 +173,8 @@ def test_bad_training_files(tmp_path, content, message):
 
 def test_one_label_is_not_a_classifier(tmp_path):
     one = write(tmp_path / "one.tsv", "sports\tA goal.\nsports\tA match.\nsports\tA race.\n")
-    assert "at least 2 labels" in one_error_line(run("train", one, "--lang", "en", "-o",
-                                                     tmp_path / "out"))
+    assert "at least 2 labels" in one_error_line(run("train", one, "--lang", "en", "--model",
+                                                     "default", "-o", tmp_path / "out"))
 
 
 def test_inputs_that_do_not_go_together(tmp_path):
