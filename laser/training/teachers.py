@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -142,6 +142,15 @@ def _model_files(part: str) -> ModelFiles:
     except LaserError as error:
         raise LaserError(f"teacher {part!r}: not one of {', '.join(PACKAGED_TEACHERS)} "
                          f"and not a usable model ({error})") from None
+
+
+def laser_teacher_space(spec: str) -> Optional[str]:
+    """The embedding space of a teacher that is one LASER-format model; None for packaged
+    teachers and joined ones (their outputs are no model's space)."""
+    if "+" in spec or spec in PACKAGED_TEACHERS:
+        return None
+    from ..models.spaces import model_identity
+    return model_identity(_model_files(spec)).space
 
 
 def check_teacher(spec: str) -> None:
