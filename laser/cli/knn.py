@@ -47,7 +47,7 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
@@ -177,7 +177,7 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     from ..search.vectors import Vectors
     check_output_path(output)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang)
     origin = inputs.origin(encoder)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)

@@ -114,9 +114,10 @@ def test_knn_search_embeds_text_queries_with_a_model_of_the_index_space(official
     assert by_text.stdout.splitlines() and not by_text.stderr
     assert [line.split("\t")[:4] for line in by_text.stdout.splitlines()] == \
         [line.split("\t")[:4] for line in by_rows.stdout.splitlines()]
-    # An index of the laser2 space: the Igbo queries get laser3-ibo_Latn.
-    ok("knn", "build", text, "--lang", "am", "--model", "laser3-amh_Ethi", "-o",
-       tmp_path / "am.index", "-q")
+    # An index of the laser2 space (Amharic rows: --lang picks laser3-amh_Ethi as `laser embed`
+    # does): the Igbo queries get laser3-ibo_Latn.
+    ok("knn", "build", text, "--lang", "am", "-o", tmp_path / "am.index", "-q")
+    assert json.loads((tmp_path / "am.index.json").read_text())["model_name"] == "laser3-amh_Ethi"
     ok("embed", text, "-o", tmp_path / "ig.npy", "-l", "ig", "-q")
     assert json.loads((tmp_path / "ig.npy.json").read_text())["model_name"] == "laser3-ibo_Latn"
     by_text = ok("knn", "search", tmp_path / "am.index", text, "--lang", "ig", "-k", 2, "-q")
