@@ -171,9 +171,10 @@ def side_loaders(model: dict, src, trg) -> tuple[ModelLoader, ModelLoader]:
     text against text as `choose_side_models`; text against precomputed embeddings in their
     space."""
     from ..models.resolve import choose_side_models
+    from ..models.spaces import embeddings_origin
     if src.embeddings or trg.embeddings:
-        src_space, trg_space = (side.origin(None).space if side.embeddings else None
-                                for side in (trg, src))
+        src_space, trg_space = (embeddings_origin(side.embeddings).space if side.embeddings
+                                else None for side in (trg, src))
         return (encoder_loader(model, src.lang, src_space, src.model),
                 encoder_loader(model, trg.lang, trg_space, trg.model))
     choices = functools.cache(lambda: choose_side_models(model_request(model, src.lang, src.model),

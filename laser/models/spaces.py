@@ -54,10 +54,6 @@ class Origin:
         model = self.model or (f"model {self.sha256[:12]}" if self.sha256 else "unknown model")
         return f"{model}, space {self.space}" if self.space else model
 
-    def record(self) -> dict:
-        """The sidecar fields that carry this origin."""
-        return {"model_name": self.model, "model_space": self.space, "model_sha256": self.sha256}
-
     @classmethod
     def of_record(cls, source: str, record: dict) -> Origin:
         """The origin a sidecar (or index metadata) records; older ones carry only the sha256."""

@@ -145,7 +145,8 @@ def test_metadata_refuses_mismatched_queries_and_broken_files(tmp_path):
     meta = IndexMeta(16, "cosine", 5, "Flat", model="a" * 64)
     with pytest.raises(LaserError, match="16-d vectors but the queries are 8-d"):
         check_queries("i.faiss", meta, 8, Origin("q", sha256="a" * 64))
-    with pytest.raises(LaserError, match=r"i.faiss \(model aaaaaaaaaaaa\) and q \(model bbbbbbbbbbbb\) are not in one"):
+    with pytest.raises(LaserError, match=r"i.faiss \(model aaaaaaaaaaaa\) and q \(model "
+                                         r"bbbbbbbbbbbb\) are not in one"):
         check_queries("i.faiss", meta, 16, Origin("q", sha256="b" * 64))
     with pytest.warns(UserWarning, match="no sidecar records the model of q, so nothing"):
         check_queries("i.faiss", meta, 16, Origin("q"))
