@@ -140,10 +140,11 @@ def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max
 
 class ModelLoader:
     """The model of `model_options`: its files chosen on first need (`choose` returns a
-    ModelChoice), the encoder loaded on first call, so precomputed inputs never load one."""
+    ModelChoice), the encoder loaded on first call, so precomputed inputs never load one; the
+    encoder of `other` (the other side's loader) when it is the same model."""
 
-    def __init__(self, model: dict, choose: Callable):
-        self.model, self.choose = model, choose
+    def __init__(self, model: dict, choose: Callable, other: Optional[ModelLoader] = None):
+        self.model, self.choose, self.other = model, choose, other
 
     @functools.cached_property
     def files(self):
@@ -151,6 +152,8 @@ class ModelLoader:
 
     @functools.cached_property
     def encoder(self):
+        if self.other is not None and self.other.files == self.files:
+            return self.other.encoder
         return encoder_of(self.files, self.model)
 
     def __call__(self):
@@ -179,7 +182,8 @@ def side_loaders(model: dict, src, trg) -> tuple[ModelLoader, ModelLoader]:
                 encoder_loader(model, trg.lang, trg_space, trg.model))
     choices = functools.cache(lambda: choose_side_models(model_request(model, src.lang, src.model),
                                                          model_request(model, trg.lang, trg.model)))
-    return (ModelLoader(model, lambda: choices()[0]), ModelLoader(model, lambda: choices()[1]))
+    first = ModelLoader(model, lambda: choices()[0])
+    return first, ModelLoader(model, lambda: choices()[1], other=first)
 
 
 def examples(*lines: str) -> str:

@@ -135,3 +135,15 @@ def test_the_python_api_mines_and_scores_two_lists_with_their_languages(official
                                             r"en sentences \(default/laser-default.pt"):
         score_sentences(SENTENCES, SENTENCES, "ig", "en", src_model="laser2",
                         trg_model="default")
+
+
+def test_two_sides_of_one_model_share_one_loaded_encoder(official_models):
+    from laser.cli.common import MODEL_KEYS, side_loaders
+    from laser.search.inputs import EmbeddingSource
+    model = dict.fromkeys(MODEL_KEYS)
+    model.update(max_tokens=12000, device="cpu", bpe_backend="auto", runtime="auto")
+    same = side_loaders(model, EmbeddingSource("a", None, "ig"),
+                        EmbeddingSource("b", None, "ig"))
+    assert same[0]() is same[1]()
+    two = side_loaders(model, EmbeddingSource("a", None, "ig"), EmbeddingSource("b", None, "am"))
+    assert two[0]() is not two[1]() and two[1]().files.encoder.parent.name == "laser3-amh_Ethi"
