@@ -146,11 +146,15 @@ def _model_files(part: str) -> ModelFiles:
 
 def laser_teacher_space(spec: str) -> Optional[str]:
     """The embedding space of a teacher that is one LASER-format model; None for packaged
-    teachers and joined ones (their outputs are no model's space)."""
+    teachers, joined ones (their outputs are no model's space) and teachers given as objects
+    under a name that is no model (`train(teacher=...)`)."""
     if "+" in spec or spec in PACKAGED_TEACHERS:
         return None
     from ..models.spaces import model_identity
-    return model_identity(_model_files(spec)).space
+    try:
+        return model_identity(_model_files(spec)).space
+    except LaserError:
+        return None
 
 
 def check_teacher(spec: str) -> None:
