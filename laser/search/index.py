@@ -157,9 +157,12 @@ def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
     return index, meta
 
 
-def check_queries(index_path: str, meta: IndexMeta, dim: int, queries: Origin) -> None:
+def check_queries(index_path: str, meta: IndexMeta, dim: int, queries: Origin | str) -> None:
     """Refuse queries the index cannot answer meaningfully: another embedding space
-    (`check_same_space`) or another dimension."""
+    (`check_same_space`; `queries` may also be the querying model's checkpoint sha256) or
+    another dimension."""
+    if isinstance(queries, str):
+        queries = Origin("the queries", sha256=queries)
     check_same_space(meta.origin(index_path), queries)
     check_query_dim(index_path, meta, dim)
 

@@ -148,6 +148,8 @@ def test_metadata_refuses_mismatched_queries_and_broken_files(tmp_path):
     with pytest.raises(LaserError, match=r"i.faiss \(model aaaaaaaaaaaa\) and q \(model "
                                          r"bbbbbbbbbbbb\) are not in one"):
         check_queries("i.faiss", meta, 16, Origin("q", sha256="b" * 64))
+    with pytest.raises(LaserError, match=r"and the queries \(model bbbbbbbbbbbb\) are not in"):
+        check_queries("i.faiss", meta, 16, "b" * 64)  # a model's sha256, as laser serve passes it
     with pytest.warns(UserWarning, match="no sidecar records the model of q, so nothing"):
         check_queries("i.faiss", meta, 16, Origin("q"))
     index = build_index(Vectors(unit_rows(5, 16, 0)), "Flat")
