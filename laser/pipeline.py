@@ -69,6 +69,8 @@ class EmbedReport:
     lang: str
     model_encoder: str
     model_sha256: str
+    model_name: str  # official name, declared name or checkpoint stem (laser.models.spaces)
+    model_space: str  # the embedding space of the rows: only rows of one space may be compared
     model_family: str  # the generation: laser1, laser2 or laser3
     model_files: dict
     model_files_sha256: dict
@@ -213,9 +215,12 @@ def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None
 
 def encoder_fields(encoder: Encoder) -> dict:
     """What an `EmbedReport` records about the model that embedded."""
+    from .models.spaces import model_identity
     digests = encoder.files.file_sha256()
+    identity = model_identity(encoder.files)
     return dict(dim=encoder.dim, model_encoder=str(encoder.files.encoder.resolve()),
-                model_sha256=digests["encoder"], model_family=encoder.family,
+                model_sha256=digests["encoder"], model_name=identity.name,
+                model_space=identity.space, model_family=encoder.family,
                 model_files=encoder.files.describe(), model_files_sha256=digests,
                 model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,
                 max_tokens=encoder.max_tokens, max_length=encoder.max_length,

@@ -96,3 +96,40 @@ def ray_runtime():
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
     yield ray
     ray.shutdown()
+
+
+LASER3_FIXTURES = PARITY3 / "model"
+
+
+def install_official(name: str, checkpoint: Path, home: Path | None = None) -> Path:
+    """Install a fixture model as the official model `name` in $LASER_HOME, as `laser download`
+    leaves it (the manifest's file names and a download record): `checkpoint` with the
+    SentencePiece files of the LASER2 fixture."""
+    import hashlib
+    import os
+    import shutil
+
+    from laser.models.registry import find_model, laser_home, write_record
+    directory = (home or laser_home()) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    sources = {".pt": checkpoint, ".spm": PARITY2_MODEL / "encoder.spm",
+               ".cvocab": PARITY2_MODEL / "encoder.cvocab"}
+    record = {}
+    for file in find_model(name).files:
+        target = directory / file.name
+        shutil.copyfile(sources[os.path.splitext(file.name)[1]], target)
+        record[file.name] = {"size": target.stat().st_size,
+                             "sha256": hashlib.sha256(target.read_bytes()).hexdigest()}
+    write_record(directory, name, record)
+    return directory
+
+
+@pytest.fixture
+def official_models():
+    """laser2 (the LASER2 fixture) and the LASER3 encoders of Igbo and Amharic (LASER3 fixtures
+    A and B) installed under their official names in the test's empty $LASER_HOME."""
+    return {"laser2": install_official("laser2", PARITY2_MODEL / "encoder.pt"),
+            "laser3-ibo_Latn": install_official("laser3-ibo_Latn",
+                                                LASER3_FIXTURES / "A" / "laser3-A.pt"),
+            "laser3-amh_Ethi": install_official("laser3-amh_Ethi",
+                                                LASER3_FIXTURES / "B" / "laser3-B.pt")}

@@ -21,6 +21,7 @@ from ..eval.classification import Evaluation
 from ..io.atomic import atomic_path, atomic_text_output
 from ..io.sidecar import read_sidecar
 from ..models import torch_format
+from ..models.spaces import Origin, check_same_space, model_identity
 from ..version import __version__
 
 if TYPE_CHECKING:
@@ -57,15 +58,19 @@ class TrainOptions:
 
 @dataclass(frozen=True)
 class ModelId:
-    """The embedding model a classifier belongs to: its checkpoint's sha256 (what is compared)
-    and its files (family, paths), for messages."""
+    """The embedding model a classifier belongs to: its checkpoint's sha256, name and space (the
+    space is what is compared: any model of it may embed the sentences to classify) and its
+    files (family, paths), for messages."""
 
     sha256: str
     files: dict = field(default_factory=dict, compare=False)
+    name: Optional[str] = None
+    space: Optional[str] = None
 
     @classmethod
     def of(cls, files: ModelFiles) -> ModelId:
-        return cls(files.sha256(), files.describe())
+        identity = model_identity(files)
+        return cls(files.sha256(), files.describe(), identity.name, identity.space)
 
     @classmethod
     def of_embeddings(cls, path: str) -> ModelId:
@@ -74,7 +79,18 @@ class ModelId:
         if not isinstance(record.get("model_sha256"), str):
             raise LaserError(f"{path}: no provenance sidecar ({Path(path).name}.json) names the "
                              "model of these embeddings; make them with `laser embed`, or give text")
-        return cls(record["model_sha256"], record.get("model_files") or {})
+        return cls(record["model_sha256"], record.get("model_files") or {},
+                   record.get("model_name"), record.get("model_space"))
+
+    @classmethod
+    def of_record(cls, record: dict) -> ModelId:
+        """The model a classifier record names."""
+        return cls(record["model_sha256"], record["model_files"], record.get("model_name"),
+                   record.get("model_space"))
+
+    def origin(self, source: str) -> Origin:
+        """The vectors of this model, for `check_same_space`."""
+        return Origin(source, self.name or self.describe(), self.space, self.sha256)
 
     def describe(self) -> str:
         return f"{self.files.get('encoder', 'a model')} (sha256 {self.sha256[:12]})"
@@ -152,7 +168,8 @@ class Classifier:
             dev_x, dev_y = np.asarray(dev.vectors, dtype=np.float32), label_indices(dev, labels)
         network, history = fit((x, y), (dev_x, dev_y), len(labels), options, progress)
         record = {"format": FORMAT_VERSION, "labels": labels, "dim": int(x.shape[1]),
-                  "model_sha256": model.sha256, "model_files": model.files,
+                  "model_sha256": model.sha256, "model_name": model.name,
+                  "model_space": model.space, "model_files": model.files,
                   "options": asdict(options), "train_examples": len(y),
                   "dev_examples": len(dev_y), "dev_source": dev.source if dev else "held out",
                   **history, "laser_version": __version__}
@@ -174,11 +191,9 @@ class Classifier:
         return self.record["dim"]
 
     def check_model(self, model: ModelId, source: str) -> None:
-        """Refuse embeddings of another model than the one this classifier was trained on."""
-        if model != self.model:
-            raise LaserError(f"{source}: the classifier was trained on embeddings of "
-                             f"{self.model.describe()}, not of {model.describe()}; use that model "
-                             "(--model)")
+        """Refuse embeddings of another space than the one this classifier was trained in (any
+        model of that space is welcome: `check_same_space`)."""
+        check_same_space(self.model.origin("the classifier"), model.origin(source))
 
     def predict(self, vectors: np.ndarray) -> list[str]:
         """The most likely label of each row (embeddings of this classifier's model)."""
@@ -235,7 +250,7 @@ class Classifier:
             raise LaserError(f"{directory / WEIGHTS_FILE}: weights do not match "
                              f"{directory / RECORD_FILE} ({len(record['labels'])} labels, "
                              f"dim {record['dim']})")
-        return cls(network, record["labels"], ModelId(record["model_sha256"], record["model_files"]),
+        return cls(network, record["labels"], ModelId.of_record(record),
                    record)
 
 

@@ -14,6 +14,7 @@ from ..eval.classification import Evaluation
 from ..io.atomic import atomic_text_output, check_output_path
 from ..io.embeddings import open_embeddings
 from ..io.text import batched, check_input, count_lines, read_lines
+from ..models.spaces import check_same_space
 from .classify import Classifier, Labelled, ModelId, TrainOptions, check_output_dir, embed
 
 if TYPE_CHECKING:
@@ -106,9 +107,7 @@ def train_files(train: LabelledFile, output: str, encoder: EncoderLoader,
     dev_set = None
     if dev:
         dev_set, dev_model = dev.load(encoder, sorted(set(examples.labels)), progress)
-        if dev_model != model:
-            raise LaserError(f"{dev_set.source}: embedded with {dev_model.describe()}, the "
-                             f"training data with {model.describe()}")
+        check_same_space(model.origin(examples.source), dev_model.origin(dev_set.source))
     classifier = Classifier.train(examples, model, dev_set, options, progress)
     classifier.save(output)
     return classifier

@@ -14,9 +14,11 @@ from ..io.atomic import atomic_text_output, check_output_path
 from ..io.embeddings import open_embeddings
 from ..io.sidecar import read_sidecar
 from ..io.text import batched, check_input, count_lines, read_lines
+from ..models.spaces import Origin, check_same_space
 from ..search.inputs import EmbeddingSource, EncoderLoader
 from .pair_filter import EmbeddingModel, FilterOptions, PairFilter, progress_bar
 
+Encoders = tuple[EncoderLoader, EncoderLoader]  # the models of the source and target columns
 LAYOUTS = {2: "src<TAB>trg", 3: "score<TAB>src<TAB>trg"}
 CHUNK_PAIRS = 10000
 
@@ -79,7 +81,12 @@ class Column:
         if self.matrix is None:
             return EmbeddingModel.of(self.encoder())
         record = read_sidecar(self.source.embeddings)
-        return EmbeddingModel(record.get("model_sha256"), self.dim, record.get("model_files", {}))
+        return EmbeddingModel(record.get("model_sha256"), self.dim, record.get("model_files", {}),
+                              record.get("model_name"), record.get("model_space"))
+
+    def origin(self) -> Origin:
+        """The model and space of this column's embeddings, for `check_same_space`."""
+        return self.model().origin(self.name)
 
     def rows(self, start: int, texts: Sequence[str]) -> np.ndarray:
         """The embeddings of lines start.. (whose texts are given)."""
@@ -100,21 +107,19 @@ class Column:
 
 
 def _columns(path: str, src: EmbeddingSource, trg: EmbeddingSource,
-             encoder: EncoderLoader) -> tuple[Column, Column]:
+             encoders: Encoders) -> tuple[Column, Column]:
     check_input(path)
     pairs = count_lines(path) if src.embeddings or trg.embeddings else None
-    return Column(src, encoder, pairs), Column(trg, encoder, pairs)
+    return Column(src, encoders[0], pairs), Column(trg, encoders[1], pairs)
 
 
 def training_model(src: Column, trg: Column) -> EmbeddingModel:
-    """The one model behind both columns; embeddings of two different models are refused."""
+    """The model behind both columns; embeddings of two different spaces are refused."""
     if src.dim != trg.dim:
         raise LaserError(f"{src.name} has {src.dim}-d embeddings but {trg.name} {trg.dim}-d ones")
-    first, second = src.model(), trg.model()
-    if first.sha256 and second.sha256 and first.sha256 != second.sha256:
-        raise LaserError(f"{src.name} and {trg.name} come from different models "
-                         f"({first.sha256[:12]}, {second.sha256[:12]})")
-    return first if first.sha256 else second
+    check_same_space(src.origin(), trg.origin())
+    first = src.model()
+    return first if first.sha256 else trg.model()
 
 
 def _embed(column: Column, texts: list[str], progress: bool) -> np.ndarray:
@@ -130,10 +135,10 @@ def _embed(column: Column, texts: list[str], progress: bool) -> np.ndarray:
 
 
 def train_from_file(path: str, src: EmbeddingSource, trg: EmbeddingSource,
-                    encoder: EncoderLoader, options: FilterOptions = FilterOptions(),
+                    encoders: Encoders, options: FilterOptions = FilterOptions(),
                     progress: bool = False) -> PairFilter:
     """A filter learned from the parallel pairs of a TSV (held in memory: a training set)."""
-    src_column, trg_column = _columns(path, src, trg, encoder)
+    src_column, trg_column = _columns(path, src, trg, encoders)
     pairs = list(read_pair_tsv(path))
     src_texts, trg_texts = (list(side) for side in zip(*pairs))
     model = training_model(src_column, trg_column)
@@ -152,14 +157,14 @@ class ScoreReport:
 
 
 def score_file(pair_filter: PairFilter, path: str, output: str, src: EmbeddingSource,
-               trg: EmbeddingSource, encoder: EncoderLoader, threshold: Optional[float] = None,
+               trg: EmbeddingSource, encoders: Encoders, threshold: Optional[float] = None,
                progress: bool = False) -> ScoreReport:
     """Write `prob<TAB>src<TAB>trg` for every pair of a TSV, in input order (with a threshold:
     only the pairs whose probability is above it), atomically."""
     check_output_path(output)
-    columns = _columns(path, src, trg, encoder)
+    columns = _columns(path, src, trg, encoders)
     for column in columns:
-        pair_filter.check_model(column.model().sha256, column.dim, column.name)
+        pair_filter.check_model(column.origin(), column.dim)
     pairs = kept = 0
     with atomic_text_output(output) as out, \
             progress_bar(count_lines(path) if progress else 0, progress, "pair", "scoring") as bar:

@@ -14,6 +14,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..models.spaces import Origin, check_same_space, model_identity
 from ..io.atomic import check_output_path, replace_atomically
 from ..search.vectors import unit_rows
 from ..version import __version__
@@ -69,10 +70,18 @@ class EmbeddingModel:
     sha256: Optional[str]
     dim: int
     files: dict = field(default_factory=dict)
+    name: Optional[str] = None
+    space: Optional[str] = None  # the embedding space (laser.models.spaces)
 
     @classmethod
     def of(cls, encoder) -> "EmbeddingModel":
-        return cls(encoder.files.sha256(), encoder.dim, encoder.files.describe())
+        identity = model_identity(encoder.files)
+        return cls(encoder.files.sha256(), encoder.dim, encoder.files.describe(), identity.name,
+                   identity.space)
+
+    def origin(self, source: str) -> Origin:
+        """These embeddings' model and space, for `check_same_space`."""
+        return Origin(source, self.name, self.space, self.sha256)
 
 
 def features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -278,7 +287,8 @@ class PairFilter:
     @property
     def model(self) -> EmbeddingModel:
         return EmbeddingModel(self.record["model_sha256"], self.record["dim"],
-                              self.record["model_files"])
+                              self.record["model_files"], self.record.get("model_name"),
+                              self.record.get("model_space"))
 
     @classmethod
     def train(cls, src: np.ndarray, trg: np.ndarray, model: EmbeddingModel,
@@ -295,7 +305,8 @@ class PairFilter:
         training["seconds"] = round(time.perf_counter() - started, 4)
         record = {"format": FORMAT, "kind": "laser pair filter",
                   "features": "[u, v, |u-v|, u*v] of L2-normalised embeddings",
-                  "model_sha256": model.sha256, "model_files": model.files, "dim": model.dim,
+                  "model_sha256": model.sha256, "model_name": model.name,
+                  "model_space": model.space, "model_files": model.files, "dim": model.dim,
                   "options": asdict(options), "training": training, "info": info or {},
                   "laser_version": __version__}
         return cls(weights, record)
@@ -331,20 +342,16 @@ class PairFilter:
                     trg_lang: str) -> np.ndarray:
         """P(translation) of sentence pairs, embedded with `encoder` (the model trained on)."""
         model = EmbeddingModel.of(encoder)
-        self.check_model(model.sha256, model.dim, str(encoder.files.encoder))
+        self.check_model(model.origin(str(encoder.files.encoder)), model.dim)
         return self.probabilities(encoder.encode(src, src_lang), encoder.encode(trg, trg_lang))
 
-    def check_model(self, sha256: Optional[str], dim: int, name: str) -> None:
-        """Refuse embeddings of another model (when both are known) or of another dimension."""
-        trained = self.record["model_sha256"]
-        if sha256 and trained and sha256 != trained:
-            raise LaserError(f"{name}: embeddings of model {sha256[:12]}, but the filter was "
-                             f"trained on model {trained[:12]} "
-                             f"({self.record['model_files'].get('encoder', 'unknown file')}); "
-                             "score with the model it was trained on")
+    def check_model(self, origin: Origin, dim: int) -> None:
+        """Refuse embeddings of another space than the one trained on (`check_same_space`) or
+        of another dimension."""
+        check_same_space(self.model.origin("the pair filter"), origin)
         if dim != self.record["dim"]:
-            raise LaserError(f"{name}: {dim}-d embeddings, but the filter was trained on "
-                             f"{self.record['dim']}-d ones")
+            raise LaserError(f"{origin.source}: {dim}-d embeddings, but the filter was trained "
+                             f"on {self.record['dim']}-d ones")
 
     def save(self, directory: str | Path) -> None:
         """Write weights.npz and filter.json into `directory` (created), each atomically."""

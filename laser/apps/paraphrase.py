@@ -116,10 +116,11 @@ def find_paraphrases(index: faiss.Index, queries: Vectors, query_texts: Iterable
 def paraphrases(encoder, sentences: list[str], lang: str, index_path: str,
                 options: ParaphraseOptions = ParaphraseOptions()) -> list[list[tuple[str, float]]]:
     """(sentence, score) paraphrases of each sentence from an index built by `laser knn build`."""
+    from ..models.spaces import model_origin
     from ..search.index import check_queries, load_index
     index, meta = load_index(index_path)
     index_text = check_paraphrase_index(index_path, meta, None)
-    check_queries(index_path, meta, encoder.dim, encoder.files.sha256())
+    check_queries(index_path, meta, encoder.dim, model_origin(encoder.files, "the sentences"))
     vectors = Vectors(encoder.encode(sentences, lang), normalize=meta.metric == "cosine")
     found = find_paraphrases(index, vectors, sentences, index_text, options)
     texts = line_texts(index_text, found.ids[found.ids >= 0])

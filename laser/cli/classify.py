@@ -59,8 +59,8 @@ def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings
            LabelledFile(None, None, dev_embeddings, dev_labels) if dev_embeddings else None)
     settings = TrainOptions(hidden=hidden, dropout=dropout, epochs=epochs, patience=patience,
                             batch_size=batch_size, learning_rate=learning_rate, seed=seed)
-    classifier = train_files(data, output, encoder_loader(split_model_options(options)), dev,
-                             settings, progress=not quiet)
+    classifier = train_files(data, output, encoder_loader(split_model_options(options), lang),
+                             dev, settings, progress=not quiet)
     if not quiet:
         record = classifier.record
         click.echo(f"trained on {record['train_examples']} examples ({len(classifier.labels)} "
@@ -86,8 +86,8 @@ def predict(classifier_dir, input_path, output, lang, embeddings, quiet, **optio
     from ..apps.classify_files import SentenceFile, predict_file
     sentences = SentenceFile(input_path, lang, embeddings)
     classifier = Classifier.load(classifier_dir)
-    predict_file(classifier, sentences, output, encoder_loader(split_model_options(options)),
-                 progress=not quiet and output != "-")
+    encoder = encoder_loader(split_model_options(options), lang, classifier.model.space)
+    predict_file(classifier, sentences, output, encoder, progress=not quiet and output != "-")
 
 
 @classify.command("eval", epilog=examples(
@@ -107,6 +107,6 @@ def evaluate(classifier_dir, test_path, lang, embeddings, labels, as_json, quiet
     from ..apps.classify_files import LabelledFile, evaluate_file
     test = LabelledFile(test_path, lang, embeddings, labels)
     classifier = Classifier.load(classifier_dir)
-    scores = evaluate_file(classifier, test, encoder_loader(split_model_options(options)),
-                           progress=not quiet)
+    encoder = encoder_loader(split_model_options(options), lang, classifier.model.space)
+    scores = evaluate_file(classifier, test, encoder, progress=not quiet)
     click.echo(json.dumps(scores.as_dict()) if as_json else scores.report())

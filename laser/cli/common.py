@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from typing import Callable
+from typing import Callable, Optional
 
 import click
 
@@ -103,9 +103,22 @@ def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_voca
                        quiet=False):
     """The model files of `model_options`; `lang` picks its official model when it is downloaded
     and no model was named (else a one-line note on stderr says what to download, once)."""
-    from ..models.resolve import ModelRequest, choose_model
-    choice = choose_model(ModelRequest(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab,
-                                       lang))
+    from ..models.resolve import choose_model
+    return noted(choose_model(model_request(dict(
+        model=model, encoder=encoder, bpe_codes=bpe_codes, bpe_vocab=bpe_vocab,
+        spm_model=spm_model, spm_vocab=spm_vocab), lang)), quiet)
+
+
+def model_request(model: dict, lang: Optional[str] = None, named: Optional[str] = None):
+    """The ModelRequest of the values of `model_options` (`named`: a side's own --src-model or
+    --trg-model, instead of --model)."""
+    from ..models.resolve import ModelRequest
+    return ModelRequest(named or model["model"], model["encoder"], model["bpe_codes"],
+                        model["bpe_vocab"], model["spm_model"], model["spm_vocab"], lang)
+
+
+def noted(choice, quiet: bool = False):
+    """The files of a ModelChoice, its note (if any) said once on stderr unless `quiet`."""
     if choice.note and not quiet:
         note_once(choice.note)
     return choice.files
@@ -134,11 +147,18 @@ def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max
                  max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None,
                  quiet=False):
     """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
-    from ..models.encoder import Encoder
     files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang,
                                quiet)
-    return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
-                   bpe_backend=bpe_backend, quantize=quantize, runtime=runtime)
+    return encoder_of(files, dict(max_tokens=max_tokens, max_length=max_length, device=device,
+                                  bpe_backend=bpe_backend, quantize=quantize, runtime=runtime))
+
+
+def encoder_of(files, model: dict):
+    """An Encoder of `files`, run as the values of `model_options` say."""
+    from ..models.encoder import Encoder
+    return Encoder(files, device=model["device"], max_tokens=model["max_tokens"],
+                   max_length=model["max_length"], bpe_backend=model["bpe_backend"],
+                   quantize=model.get("quantize"), runtime=model.get("runtime", "auto"))
 
 
 def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
@@ -151,9 +171,52 @@ def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max
     return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize, runtime)
 
 
-def encoder_loader(model: dict) -> Callable:
-    """The model of `model_options`, loaded on first use only."""
-    return functools.cache(lambda: load_encoder(**model))
+class ModelLoader:
+    """The model of `model_options`: its files chosen on first need (`choose` returns a
+    ModelChoice), the encoder loaded on first call, so precomputed inputs never load one; the
+    encoder of `other` (the other side's loader) when it is the same model."""
+
+    def __init__(self, model: dict, choose: Callable, other: Optional[ModelLoader] = None):
+        self.model, self.choose, self.other = model, choose, other
+
+    @functools.cached_property
+    def files(self):
+        return noted(self.choose())
+
+    @functools.cached_property
+    def encoder(self):
+        if self.other is not None and self.other.files == self.files:
+            return self.other.encoder
+        return encoder_of(self.files, self.model)
+
+    def __call__(self):
+        return self.encoder
+
+
+def encoder_loader(model: dict, lang: Optional[str] = None, space: Optional[str] = None,
+                   named: Optional[str] = None) -> ModelLoader:
+    """The model of `model_options`, loaded on first use only; with `space`, for text in `lang`
+    whose vectors meet vectors of that space (`choose_model_in_space`)."""
+    from ..models.resolve import choose_model_in_space
+    return ModelLoader(model, lambda: choose_model_in_space(model_request(model, lang, named),
+                                                            space))
+
+
+def side_loaders(model: dict, src, trg) -> tuple[ModelLoader, ModelLoader]:
+    """The models of the two sides (EmbeddingSource values with their `lang` and own `model`):
+    text against text as `choose_side_models`; text against precomputed embeddings in their
+    space."""
+    from ..models.resolve import choose_side_models
+    from ..models.spaces import embeddings_origin
+    if src.embeddings or trg.embeddings:
+        src_space, trg_space = (embeddings_origin(side.embeddings).space if side.embeddings
+                                else None for side in (trg, src))
+        return (encoder_loader(model, src.lang, src_space, src.model),
+                encoder_loader(model, trg.lang, trg_space, trg.model))
+    choices = functools.cache(lambda: choose_side_models(model_request(model, src.lang, src.model),
+                                                         model_request(model, trg.lang, trg.model)))
+    first = ModelLoader(model, lambda: choices()[0])
+    return first, ModelLoader(model, lambda: choices()[1], other=first)
 
 
 def examples(*lines: str) -> str:

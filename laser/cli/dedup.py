@@ -46,7 +46,8 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     for path in filter(None, (output, kept_ids, report)):
         check_output_path(path)
     source = EmbeddingSource(text, embeddings, lang, dim, fp16)
-    with sentence_embeddings(source, encoder_loader(model), work_dir(output)) as (matrix, name):
+    encoder = encoder_loader(model, lang)
+    with sentence_embeddings(source, encoder, work_dir(output)) as (matrix, name):
         check_lines(text, matrix.shape[0])
         duplicates = deduplicate(Vectors(matrix, name=name),
                                  DedupOptions(threshold, k, approximate), progress=not quiet)

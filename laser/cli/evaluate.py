@@ -62,6 +62,7 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
     from ..eval.xsim import xsim_matrix
     from ..io.embeddings import open_embeddings
     from ..io.text import read_lines
+    from ..models.spaces import check_same_space, embeddings_origin
     from ..search.vectors import Vectors
     if len(embeddings) < 2:
         raise LaserError("xsim needs at least two embedding files")
@@ -69,6 +70,9 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
     if len(labels) != len(embeddings) or (texts and len(texts) != len(embeddings)):
         raise LaserError("give one name (and one --texts file) per embedding file")
     sets = [Vectors(open_embeddings(path, dim, fp16), name=path) for path in embeddings]
+    first = embeddings_origin(embeddings[0])
+    for path in embeddings[1:]:
+        check_same_space(first, embeddings_origin(path))
     sentences = [list(read_lines(path)) for path in texts] if texts else None
     width = max(8, *(len(label) for label in labels))
     for kind in kinds:

@@ -5,8 +5,8 @@ import functools
 
 import click
 
-from .common import encoder_loader, examples, main, model_options
-from .options import dim_option, fp16_option, quiet_option
+from .common import encoder_loader, examples, main, model_options, side_loaders
+from .options import dim_option, fp16_option, quiet_option, side_model_options
 
 
 @main.group("filter")
@@ -24,14 +24,15 @@ def pair_sides(command):
                                            "(.npy or raw), instead of --src-lang.")
     @click.option("--trg-embeddings", help="Embeddings of the target column, one row per line "
                                            "(.npy or raw), instead of --trg-lang.")
+    @side_model_options
     @dim_option
     @fp16_option
     @functools.wraps(command)
-    def wrapper(*args, pairs, src_lang, trg_lang, src_embeddings, trg_embeddings, dim, fp16,
-                **kwargs):
+    def wrapper(*args, pairs, src_lang, trg_lang, src_embeddings, trg_embeddings, src_model,
+                trg_model, dim, fp16, **kwargs):
         from ..search.inputs import EmbeddingSource
-        src = EmbeddingSource(pairs, src_embeddings, src_lang, dim, fp16, "--src-")
-        trg = EmbeddingSource(pairs, trg_embeddings, trg_lang, dim, fp16, "--trg-")
+        src = EmbeddingSource(pairs, src_embeddings, src_lang, dim, fp16, "--src-", src_model)
+        trg = EmbeddingSource(pairs, trg_embeddings, trg_lang, dim, fp16, "--trg-", trg_model)
         return command(*args, pairs=pairs, src=src, trg=trg, **kwargs)
     return wrapper
 
@@ -74,7 +75,7 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
     options = FilterOptions(hidden=hidden, random_negatives=random_negatives,
                             hard_negatives=hard_negatives, dev_share=dev_share, epochs=epochs,
                             patience=patience, learning_rate=learning_rate, seed=seed)
-    pair_filter = train_from_file(pairs, src, trg, encoder_loader(model), options,
+    pair_filter = train_from_file(pairs, src, trg, side_loaders(model, src, trg), options,
                                   progress=not quiet)
     pair_filter.save(filter_dir)
     if not quiet:
@@ -106,7 +107,9 @@ def score_command(pairs, src, trg, filter_dir, output, threshold, quiet, **model
     from ..io.atomic import check_output_path
     check_output_path(output)
     pair_filter = PairFilter.load(filter_dir)
-    report = score_file(pair_filter, pairs, output, src, trg, encoder_loader(model), threshold,
+    space = pair_filter.model.space
+    encoders = tuple(encoder_loader(model, side.lang, space, side.model) for side in (src, trg))
+    report = score_file(pair_filter, pairs, output, src, trg, encoders, threshold,
                         progress=not quiet)
     if not quiet:
         click.echo(f"scored {report.pairs} pairs, wrote {report.kept} to {output}", err=True)

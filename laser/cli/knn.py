@@ -48,7 +48,7 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
@@ -57,9 +57,11 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
             index = ray_build_index(vectors, factory, metric, train_size, distributed)
         else:
             index = build_index(vectors, factory, metric, train_size, progress=not quiet)
+    origin = inputs.origin(encoder)
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
-                     model=inputs.model_sha256(encoder), source=os.path.abspath(source),
-                     text=os.path.abspath(source) if lang else None)
+                     model=origin.sha256, source=os.path.abspath(source),
+                     text=os.path.abspath(source) if lang else None, model_name=origin.model,
+                     model_space=origin.space)
     save_index(index, meta, output)
     if not quiet:
         click.echo(f"indexed {meta.count} x {meta.dim} vectors ({factory}, {metric}) in {output}",
@@ -87,14 +89,17 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
                                     "column (default: those the index was built from, if any).")
 @dim_option
 @fp16_option
-@click.option("--lang", "-l", help="QUERIES is a text file in this language: embed it now.")
+@click.option("--lang", "-l", help="QUERIES is a text file in this language: embed it now, with "
+                                   "--model, else a model of the index's embedding space chosen "
+                                   "by the language (its official model when downloaded).")
 @model_options
 @quiet_option
 def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_self, query_text,
                    target_text, dim, fp16, lang, quiet, **model):
     """The k nearest indexed rows of every query (embeddings, or sentences with --lang)."""
     from ..io.atomic import check_output_path
-    from ..search.index import check_queries, load_index, search
+    from ..models.spaces import check_same_space
+    from ..search.index import check_query_dim, load_index, search
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.results import write_neighbours
     from ..search.vectors import Vectors
@@ -102,10 +107,11 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
     index, meta = load_index(index_path)
     query_text, target_text = _text_columns(query_text, target_text, queries if lang else None,
                                             meta.text)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang, meta.model_space)
     inputs = EmbeddingSource(queries, None if lang else queries, lang, dim, fp16)
+    check_same_space(meta.origin(index_path), inputs.origin(encoder))
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
-        check_queries(index_path, meta, matrix.shape[1], inputs.model_sha256(encoder))
+        check_query_dim(index_path, meta, matrix.shape[1])
         if exclude_self and matrix.shape[0] != meta.count:
             raise LaserError(f"--exclude-self: {name} holds {matrix.shape[0]} rows but the index "
                              f"holds {meta.count}")
@@ -174,13 +180,14 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     from ..search.vectors import Vectors
     check_output_path(output)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang)
+    origin = inputs.origin(encoder)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)
     save_graph(result, output, dict(
         rows=result.shape[0], k=k, edges=int(result.nnz), metric="cosine",
         search=approximate.factory if approximate else "exact", source=os.path.abspath(source),
-        model=inputs.model_sha256(encoder)))
+        model=origin.sha256, model_name=origin.model, model_space=origin.space))
     if not quiet:
         click.echo(f"wrote the {k}-NN graph of {result.shape[0]} rows ({result.nnz} edges) to "
                    f"{output}", err=True)

@@ -8,7 +8,7 @@ from ..mining.margins import MARGINS
 from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
-from .common import encoder_loader, examples, main, model_options
+from .common import examples, main, model_options, side_loaders
 from .options import approximate_options, bitext_inputs, ray_options
 
 
@@ -89,8 +89,11 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     check_output_path(output)
     src_corpus = scan_corpus(src.text, unify, legacy_line_map)
     trg_corpus = scan_corpus(trg.text, unify, legacy_line_map)
-    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),
-                        work_dir(output)) as (x, y):
+    encoders = side_loaders(model, src, trg)
+    if verbose:
+        for side, encoder in zip((src, trg), encoders):
+            click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
+    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoders, work_dir(output)) as (x, y):
         pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose,
                      search=_ray_search(distributed, options, output))
     write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode)

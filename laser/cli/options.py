@@ -37,6 +37,18 @@ def approximate_options(command):
     return wrapper
 
 
+def side_model_options(command):
+    """--src-model and --trg-model: each side's own model, instead of --model or the choice by
+    its language."""
+    for side in ("trg", "src"):
+        command = click.option(
+            f"--{side}-model", metavar="DIR|NAME",
+            help=f"Model of the {side.upper()} side (as --model). Default: --model, else the "
+                 "official model of its language when downloaded and in one embedding space with "
+                 "the other side's, else the shipped model.")(command)
+    return command
+
+
 def bitext_inputs(command):
     """SRC and TRG text files with their embeddings or languages (the inputs of mine and score),
     passed on as `src`/`trg` EmbeddingSource values."""
@@ -46,13 +58,14 @@ def bitext_inputs(command):
     @click.option("--trg-embeddings", help="Embeddings of TRG, one row per line (.npy or raw).")
     @click.option("--src-lang", help="Language of SRC; without --src-embeddings SRC is embedded now.")
     @click.option("--trg-lang", help="Language of TRG; without --trg-embeddings TRG is embedded now.")
+    @side_model_options
     @dim_option
     @fp16_option
     @functools.wraps(command)
     def wrapper(*args, src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang,
-                dim, fp16, **kwargs):
-        src = EmbeddingSource(src_path, src_embeddings, src_lang, dim, fp16, "--src-")
-        trg = EmbeddingSource(trg_path, trg_embeddings, trg_lang, dim, fp16, "--trg-")
+                src_model, trg_model, dim, fp16, **kwargs):
+        src = EmbeddingSource(src_path, src_embeddings, src_lang, dim, fp16, "--src-", src_model)
+        trg = EmbeddingSource(trg_path, trg_embeddings, trg_lang, dim, fp16, "--trg-", trg_model)
         return command(*args, src=src, trg=trg, **kwargs)
     return wrapper
 

@@ -43,7 +43,8 @@ def paraphrase(index_path, queries, lang, embeddings, output, k, max_overlap, mi
     from ..apps.paraphrase import ParaphraseOptions, check_paraphrase_index, find_paraphrases
     from ..io.atomic import check_output_path
     from ..io.text import check_input, is_regular_file, read_lines
-    from ..search.index import check_queries, load_index
+    from ..models.spaces import check_same_space
+    from ..search.index import check_query_dim, load_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.results import write_neighbours
     from ..search.vectors import Vectors
@@ -53,11 +54,12 @@ def paraphrase(index_path, queries, lang, embeddings, output, k, max_overlap, mi
     check_output_path(output)
     index, meta = load_index(index_path)
     index_text = check_paraphrase_index(index_path, meta, index_text)
-    encoder = encoder_loader(model)
+    encoder = encoder_loader(model, lang, meta.model_space)
     source = EmbeddingSource(queries, embeddings, lang, dim, fp16)
     options = ParaphraseOptions(k, max_overlap, min_score, candidates, nprobe)
+    check_same_space(meta.origin(index_path), source.origin(encoder))
     with sentence_embeddings(source, encoder, work_dir(output)) as (matrix, name):
-        check_queries(index_path, meta, matrix.shape[1], source.model_sha256(encoder))
+        check_query_dim(index_path, meta, matrix.shape[1])
         vectors = Vectors(matrix, name=name, normalize=meta.metric == "cosine")
         found = find_paraphrases(index, vectors, read_lines(queries), index_text, options,
                                  progress=not quiet)

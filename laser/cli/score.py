@@ -8,7 +8,7 @@ import click
 from ..errors import LaserError
 from ..mining.margins import MARGINS
 from ..mining.scoring import METHODS
-from .common import encoder_loader, examples, main, model_options
+from .common import examples, main, model_options, side_loaders
 from .options import approximate_options, bitext_inputs, quiet_option
 
 
@@ -49,7 +49,7 @@ def score_command(src, trg, method, kind, k, approximate, output, with_text, his
     if src_corpus.lines != trg_corpus.lines:
         raise LaserError(f"{src.text} has {src_corpus.lines} lines but {trg.text} has "
                          f"{trg_corpus.lines}: a bitext must be line-aligned")
-    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoder_loader(model),
+    with bitext_vectors(src_corpus, trg_corpus, src, trg, side_loaders(model, src, trg),
                         work_dir(output)) as (x, y):
         scores = score_bitext(x, y, method, k, kind, approximate, progress=not quiet)
     histogram = Histogram.of(scores, bins)

@@ -44,6 +44,7 @@ class ModelSpec:
     description: str
     files: tuple[FileSpec, ...]
     languages: tuple[str, ...] = ()  # FLORES-200 codes this model is the official choice for
+    space: str = ""  # the embedding space its vectors live in (laser.models.spaces); "": its own
 
     @property
     def size(self) -> Optional[int]:
@@ -80,7 +81,8 @@ def _load_manifest(path: str) -> Manifest:
         files = tuple(FileSpec(f["url"], f.get("size"), f.get("sha256")) for f in entry["files"])
         models[entry["name"]] = ModelSpec(entry["name"], entry["family"], entry["format"],
                                           entry["description"], files,
-                                          tuple(entry.get("languages", ())))
+                                          tuple(entry.get("languages", ())),
+                                          entry.get("space") or entry["name"])
     return Manifest(data["base_url"].rstrip("/"), models)
 
 

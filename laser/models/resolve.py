@@ -12,7 +12,9 @@ from ..errors import LaserError
 from .files import ModelFiles
 from ..text.languages import resolve
 from .languages import AmbiguousLanguage, official_language, official_model
-from .registry import DEFAULT, find_model, missing_files, model_path, shipped_model_dir
+from .registry import (DEFAULT, find_model, load_manifest, missing_files, model_path,
+                       shipped_model_dir)
+from .spaces import model_identity
 
 MODEL_ENV = "LASER_MODEL"
 
@@ -58,6 +60,63 @@ def choose_model(request: ModelRequest) -> ModelChoice:
         if official is not None:
             return ModelChoice(ModelFiles.from_dir(named_model_dir(official)))
     return ModelChoice(ModelFiles.from_dir(named_model_dir(DEFAULT)), note)
+
+
+def names_a_model(request: ModelRequest) -> bool:
+    """Whether `request` (or $LASER_MODEL) names a model, rather than leaving it to the language."""
+    return bool(request.encoder or request.codes or request.spm or request.model
+                or os.environ.get(MODEL_ENV))
+
+
+def choose_model_in_space(request: ModelRequest, space: Optional[str]) -> ModelChoice:
+    """The model of `request` for text whose vectors will meet vectors of `space` (an index, an
+    embeddings file, a classifier, the other side): `choose_model`, unless nothing names a model
+    and the language's choice lies in another space; then an installed model of `space` (the
+    official model the space is named after, e.g. laser2, else the shipped default) when there is
+    one. Otherwise the language's choice stands, and the space check refuses it."""
+    choice = choose_model(request)
+    if space is None or names_a_model(request):
+        return choice
+    if model_identity(choice.files).space == space:
+        return ModelChoice(choice.files)  # no note: another download would not fit the space
+    for name in (space, DEFAULT):
+        files = installed_model_files(name)
+        if files is not None and model_identity(files).space == space:
+            return ModelChoice(files)
+    return choice
+
+
+def installed_model_files(name: str) -> Optional[ModelFiles]:
+    """The files of `default` (when shipped) or of a downloaded manifest model; None otherwise."""
+    if name == DEFAULT:
+        directory = shipped_model_dir()
+    else:
+        directory = downloaded_model_dir(name) if name in load_manifest().models else None
+    return None if directory is None else ModelFiles.from_dir(directory)
+
+
+def choose_side_models(src: ModelRequest, trg: ModelRequest) -> tuple[ModelChoice, ModelChoice]:
+    """The models of the two sides of a bitext, each chosen as `choose_model` does (its language
+    picks its official model when downloaded: LASER3 Igbo and LASER2 English). When a side names
+    its model, the other side is chosen in that model's space (`choose_model_in_space`); when the
+    languages alone chose models of two spaces (an official model is missing), the shipped
+    default embeds both sides, with a note naming what to download."""
+    if names_a_model(src) and not names_a_model(trg):
+        first = choose_model(src)
+        return first, choose_model_in_space(trg, model_identity(first.files).space)
+    if names_a_model(trg) and not names_a_model(src):
+        second = choose_model(trg)
+        return choose_model_in_space(src, model_identity(second.files).space), second
+    first, second = choose_model(src), choose_model(trg)
+    one, other = model_identity(first.files), model_identity(second.files)
+    if names_a_model(src) or one.space == other.space:
+        return first, second
+    note = (f"using the shipped default model on both sides, since {one.name} ({src.lang}) and "
+            f"{other.name} ({trg.lang}) are not in one embedding space")
+    for missing in filter(None, (first.note, second.note)):
+        note += "; " + missing.split("; ", 1)[-1]
+    default = ModelChoice(ModelFiles.from_dir(named_model_dir(DEFAULT)))
+    return ModelChoice(default.files, note), default
 
 
 def explicit_files(request: ModelRequest) -> ModelFiles:

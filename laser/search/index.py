@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically, takes_sidecar
+from ..models.spaces import Origin, check_same_space
 from .vectors import Neighbours, Vectors
 
 if TYPE_CHECKING:
@@ -46,6 +47,12 @@ class IndexMeta:
     source: Optional[str] = None
     format: int = META_FORMAT
     text: Optional[str] = None  # the sentences of the rows, when built from a text file
+    model_name: Optional[str] = None  # the model (`model` is its sha256) and its embedding space
+    model_space: Optional[str] = None
+
+    def origin(self, index_path: str | os.PathLike) -> Origin:
+        """The model and space of the indexed vectors, for `check_same_space`."""
+        return Origin(str(index_path), self.model_name, self.model_space, self.model)
 
 
 def _faiss_metric(metric: str) -> int:
@@ -202,14 +209,21 @@ def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
     return index, meta
 
 
-def check_queries(index_path: str, meta: IndexMeta, dim: int, model: Optional[str]) -> None:
-    """Refuse queries the index cannot answer meaningfully: another dimension or another model."""
+def check_queries(index_path: str, meta: IndexMeta, dim: int, queries: Origin | str) -> None:
+    """Refuse queries the index cannot answer meaningfully: another embedding space
+    (`check_same_space`; `queries` may also be the querying model's checkpoint sha256) or
+    another dimension."""
+    if isinstance(queries, str):
+        queries = Origin("the queries", sha256=queries)
+    check_same_space(meta.origin(index_path), queries)
+    check_query_dim(index_path, meta, dim)
+
+
+def check_query_dim(index_path: str, meta: IndexMeta, dim: int) -> None:
+    """Refuse queries of another dimension than the indexed vectors."""
     if dim != meta.dim:
         raise LaserError(f"{index_path}: the index holds {meta.dim}-d vectors but the queries "
                          f"are {dim}-d")
-    if model and meta.model and model != meta.model:
-        raise LaserError(f"{index_path}: built from embeddings of model {meta.model[:12]}, "
-                         f"but the queries are embedded with model {model[:12]}")
 
 
 def set_search_parameters(index: faiss.Index, nprobe: Optional[int] = None,

@@ -14,10 +14,11 @@ import numpy as np
 from ..errors import LaserError
 from ..io.atomic import is_stream
 from ..io.embeddings import open_embeddings
-from ..io.sidecar import embeddings_model
+from ..models.spaces import Origin, embeddings_origin, model_origin
 
 if TYPE_CHECKING:
     from ..models.encoder import Encoder
+    from ..models.files import ModelFiles
 
 # Loads the model on first call only: precomputed inputs never load one.
 EncoderLoader = Callable[[], "Encoder"]
@@ -27,7 +28,8 @@ EncoderLoader = Callable[[], "Encoder"]
 class EmbeddingSource:
     """One side's input: `embeddings` (precomputed), else `text` embedded now in `lang`.
 
-    `option` names the command-line prefix of this side (`--src-`, `--trg-`) in messages.
+    `option` names the command-line prefix of this side (`--src-`, `--trg-`) in messages;
+    `model` names this side's own model (a directory or name), else the command's is used.
     """
 
     text: Optional[str] = None
@@ -36,16 +38,25 @@ class EmbeddingSource:
     dim: Optional[int] = None
     fp16: bool = False
     option: str = "--"
+    model: Optional[str] = None  # this side's own model (--src-model, --trg-model), if named
 
     @property
     def name(self) -> str:
         return self.embeddings or self.text or "input"
 
-    def model_sha256(self, encoder: EncoderLoader) -> Optional[str]:
-        """sha256 of the model behind these embeddings, when it is known."""
+    def origin(self, encoder: EncoderLoader) -> Origin:
+        """The model and space of these vectors: from the embeddings' sidecar, else those of the
+        model that embeds the text now (resolved, not loaded, when `encoder` knows its files)."""
         if self.embeddings:
-            return embeddings_model(self.embeddings)
-        return encoder().files.sha256()
+            return embeddings_origin(self.embeddings)
+        return model_origin(loader_files(encoder), self.text or self.name)
+
+
+def loader_files(encoder: EncoderLoader) -> ModelFiles:
+    """The model files of a loader: its `files` when it has them (no loading), else the loaded
+    encoder's."""
+    files = getattr(encoder, "files", None)
+    return files if files is not None else encoder().files
 
 
 @contextmanager

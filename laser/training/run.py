@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from ..errors import LaserError
 from ..models.files import ModelFiles, sha256_of
+from ..models.spaces import write_declaration
 from ..subwords.fastbpe import read_vocab
 from .batches import BatchSampler, LanguagePairs, dev_sets, load_pairs
 from .corpus import PairFile, find_pair_files, tokenize_corpus
@@ -179,6 +180,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
 
     def export(model) -> None:
         export_model(model, prepared.dictionary, prepared.codes, prepared.vocab, output, name)
+        declare_teacher_space(output, config.teacher, model.output_dim, targets)
 
     trainer.run((lambda model: None) if keep_last else export)  # keep_last: no best to write
     if keep_last or not dev:
@@ -190,6 +192,17 @@ def warn_no_dev(reason: str) -> None:
     """Say once, before training, that no dev evaluation will choose the exported model."""
     warnings.warn(f"no dev evaluation: {reason}; the last step's model is exported",
                   stacklevel=3)
+
+
+def declare_teacher_space(output: Path, teacher: str, student_dim: int,
+                          targets: Optional[TeacherTargets]) -> None:
+    """A student distilled from one LASER-format model at that model's width (so with no
+    projection head between them) is trained into its teacher's embedding space: its model.json
+    says so, and commands then let its vectors meet the teacher's (laser.models.spaces)."""
+    from .teachers import laser_teacher_space
+    space = laser_teacher_space(teacher) if targets is not None else None
+    if space and student_dim == targets.dim:
+        write_declaration(output, output.name, space)
 
 
 def set_threads(threads: Optional[int]) -> None:

@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -142,6 +142,19 @@ def _model_files(part: str) -> ModelFiles:
     except LaserError as error:
         raise LaserError(f"teacher {part!r}: not one of {', '.join(PACKAGED_TEACHERS)} "
                          f"and not a usable model ({error})") from None
+
+
+def laser_teacher_space(spec: str) -> Optional[str]:
+    """The embedding space of a teacher that is one LASER-format model; None for packaged
+    teachers, joined ones (their outputs are no model's space) and teachers given as objects
+    under a name that is no model (`train(teacher=...)`)."""
+    if "+" in spec or spec in PACKAGED_TEACHERS:
+        return None
+    from ..models.spaces import model_identity
+    try:
+        return model_identity(_model_files(spec)).space
+    except LaserError:
+        return None
 
 
 def check_teacher(spec: str) -> None:

@@ -113,7 +113,8 @@ def test_held_out_dev_without_a_dev_set(sib, default_encoder):
 @pytest.mark.slow
 def test_another_model_is_refused(classifier, classifier_dir):
     from laser.models.encoder import Encoder
-    with pytest.raises(LaserError, match="trained on embeddings of .*laser-default.pt"):
+    with pytest.raises(LaserError, match=r"the classifier \(default/laser-default.pt, space sha256:\w+\) and encoder "
+                       r"\(model/encoder.pt, space sha256:\w+\) are not in one embedding space"):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")
     line = one_error_line(run("eval", classifier_dir, GERMAN, "--lang", "de",
                               "--model", PARITY_MODEL))
@@ -186,8 +187,8 @@ def test_bad_training_files(tmp_path, content, message):
 
 def test_one_label_is_not_a_classifier(tmp_path):
     one = write(tmp_path / "one.tsv", "sports\tA goal.\nsports\tA match.\nsports\tA race.\n")
-    assert "at least 2 labels" in one_error_line(run("train", one, "--lang", "en", "-o",
-                                                     tmp_path / "out"))
+    assert "at least 2 labels" in one_error_line(run("train", one, "--lang", "en", "--model",
+                                                     "default", "-o", tmp_path / "out"))
 
 
 def test_inputs_that_do_not_go_together(tmp_path):

@@ -15,6 +15,7 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
 from laser.models.registry import CHECKOUT_MODEL_DIR as SHIPPED_MODEL_DIR
+from laser.models.spaces import Origin
 
 from conftest import CORPUS_SAMPLE, PARITY_MODEL
 
@@ -107,11 +108,12 @@ def test_saved_filter_records_the_model_and_scores_the_same(tmp_path, trained, e
 
 @pytest.mark.slow  # trains a filter (module fixture)
 def test_another_model_is_refused(trained):
-    with pytest.raises(LaserError, match="trained on model"):
-        trained.check_model("0" * 64, trained.record["dim"], "x.npy")
+    with pytest.raises(LaserError, match=r"x.npy \(model 000000000000\) are not in one embedding space"):
+        trained.check_model(Origin("x.npy", sha256="0" * 64), trained.record["dim"])
     with pytest.raises(LaserError, match="1024-d embeddings"):
-        trained.check_model(None, 1024, "x.npy")
-    trained.check_model(None, trained.record["dim"], "x.npy")  # unknown model: accepted
+        trained.check_model(Origin("x.npy", sha256=trained.record["model_sha256"]), 1024)
+    with pytest.warns(UserWarning, match="of x.npy, so nothing checks that the pair filter and x.npy share"):
+        trained.check_model(Origin("x.npy"), trained.record["dim"])  # unknown model: accepted
 
 
 @pytest.mark.slow  # trains a filter (module fixture)
@@ -182,13 +184,13 @@ def test_cli_scoring_with_another_model_or_bad_input_is_refused(tmp_path, cli_fi
     sides = ["--src-lang", "fr", "--trg-lang", "en", "-o", out]
     line = one_error_line(run("filter", "score", pairs, cli_filter, *sides,
                               "--model", PARITY_MODEL))
-    assert "but the filter was trained on model" in line
+    assert "(model/encoder.pt, space sha256:" in line and "not in one embedding space" in line
     other = np.zeros((3, 640), dtype=np.float32)
     np.save(tmp_path / "other.npy", other)
     (tmp_path / "other.npy.json").write_text(json.dumps({"model_sha256": "f" * 64}))
     line = one_error_line(run("filter", "score", pairs, cli_filter, "--src-embeddings",
                               tmp_path / "other.npy", "--trg-lang", "en", "-o", out))
-    assert "other.npy: embeddings of model ffffffffffff" in line
+    assert "other.npy (model ffffffffffff) are not in one embedding space" in line
     np.save(tmp_path / "short.npy", other[:2])
     line = one_error_line(run("filter", "score", pairs, cli_filter, "--src-embeddings",
                               tmp_path / "short.npy", "--trg-lang", "en", "-o", out))
@@ -221,7 +223,7 @@ def test_sentences_score_as_their_embeddings_and_other_models_are_refused(traine
     x, y = (side[TRAIN:TRAIN + 20] for side in embedded)
     np.testing.assert_allclose(trained.score_texts(shipped, src, trg, "de", "en"),
                                trained.probabilities(x, y), atol=1e-5)
-    with pytest.raises(LaserError, match="the filter was trained on model"):
+    with pytest.raises(LaserError, match="the pair filter .* are not in one embedding space"):
         trained.score_texts(encoder, src, trg, "de", "en")
 
 

@@ -129,4 +129,4 @@ def test_paraphrase_refuses_an_index_without_sentences(tmp_path, corpus):
     result = run("paraphrase", tmp_path / "index", directory / "queries.txt", "--lang", "en",
                  "--index-text", directory / "index.txt", "-k", 1, "-q")
     assert result.exit_code == 0, result.output
-    assert len(result.output.splitlines()) == 3
+    assert len(result.stdout.splitlines()) == 3

@@ -95,3 +95,22 @@ def test_mine_and_knn_build_commands_on_ray_equal_one_process(ray_runtime, tmp_p
         _run(*build, "-o", str(tmp_path / "alone.index"))
     _run(*build, "-o", str(tmp_path / "ray.index"), "--ray", "local", "--shard-lines", "150")
     assert (tmp_path / "ray.index").read_bytes() == (tmp_path / "alone.index").read_bytes()
+
+
+def test_mine_on_ray_embeds_each_side_with_the_encoder_of_its_language(ray_runtime,
+                                                                       official_models, tmp_path):
+    """--ray follows the per-side choice of one process: Igbo with laser3-ibo_Latn, Amharic with
+    laser3-amh_Ethi (LASER3 fixtures installed under those names), the same pairs."""
+    text = tmp_path / "text.txt"
+    text.write_text("Hello world.\nThe book is on the table!\nWhere is the station?\n"
+                    "I like green tea.\n", encoding="utf-8")
+    sides = (str(text), str(text), "--src-lang", "ig", "--trg-lang", "am", "--verbose")
+    with one_thread():
+        alone = CliRunner().invoke(main, ["mine", *sides, "-o", str(tmp_path / "alone.tsv")])
+    on_ray = CliRunner().invoke(main, ["mine", *sides, "-o", str(tmp_path / "ray.tsv"),
+                                       "--ray", "local"])
+    assert alone.exit_code == 0 and on_ray.exit_code == 0, on_ray.output
+    for result in (alone, on_ray):
+        assert f" - {text}: laser3-ibo_Latn, space laser2" in result.stderr.splitlines()
+        assert f" - {text}: laser3-amh_Ethi, space laser2" in result.stderr.splitlines()
+    assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "alone.tsv").read_bytes()

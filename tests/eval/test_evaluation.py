@@ -1,4 +1,5 @@
 """xsim error (pairs, N x N, Tatoeba folders) and BUCC F1 against plain re-statements."""
+import json
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -172,7 +173,7 @@ def test_bucc_report_matches_mining_then_official_optimisation(bucc_dir):
     src_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.de").open()]
     trg_ids = [line.split("\t")[0] for line in (directory / "de-en/de-en.training.en").open()]
     scores = {(src_ids[int(s)], trg_ids[int(t)]): float(v)
-              for v, s, t in (line.split("\t") for line in result.output.splitlines())}
+              for v, s, t in (line.split("\t") for line in result.stdout.splitlines())}
     gold = {tuple(line.split("\t")) for line in
             (directory / "de-en/de-en.training.gold").read_text().splitlines()}
 
@@ -261,7 +262,7 @@ def test_cli_xsim_matrix_of_three_files(tmp_path):
     result = CliRunner().invoke(main, ["eval", "xsim", *paths, "--names", "de,fr,en",
                                        "--margin", "ratio", "-k", "3"])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0] == "# xsim error (%), margin ratio, k=3: row searched in column"
     assert lines[1].split() == ["de", "fr", "en"]
     table = {row.split()[0]: row.split()[1:] for row in lines[2:5]}
@@ -269,6 +270,22 @@ def test_cli_xsim_matrix_of_three_files(tmp_path):
     assert float(table["fr"][2]) == pytest.approx(100 * naive_error(sets[1], sets[2], "ratio", 3),
                                                   abs=0.005)
     assert lines[5].startswith("average ")
+
+
+def test_cli_xsim_refuses_files_of_two_embedding_spaces(tmp_path):
+    for name, space in (("a", "laser2"), ("b", "laser2"), ("c", "sha256:" + "c" * 16)):
+        np.save(tmp_path / f"{name}.npy", aligned_sets(10, 1, 0, 0)[0])
+        (tmp_path / f"{name}.npy.json").write_text(json.dumps(
+            {"model_name": name, "model_space": space, "model_sha256": name * 64}))
+    paths = [str(tmp_path / f"{name}.npy") for name in "abc"]
+    assert CliRunner().invoke(main, ["eval", "xsim", *paths[:2]]).exit_code == 0
+    result = CliRunner().invoke(main, ["eval", "xsim", *paths])
+    assert result.exit_code == 1
+    assert result.stderr.strip().endswith("are not in one embedding space, so their similarities "
+                                          "mean nothing; use models of one space "
+                                          "(docs/search-and-mining.md#embedding-spaces)")
+    assert "a.npy (a, space laser2) and " in result.stderr and "c.npy (c, space sha256:" in \
+        result.stderr
 
 
 def test_cli_xsim_refuses_unaligned_files(tmp_path):

@@ -269,11 +269,11 @@ def test_final_line_without_newline_keeps_its_last_character_and_unifies(tmp_pat
                  tmp_path / "src.npy", "--trg-embeddings", tmp_path / "trg.npy", "--mode", "search",
                  "-k", 1, "-o", "-")
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == ["x", "y", "x"]
+    assert result.stdout.splitlines() == ["x", "y", "x"]
     mined = cli("mine", tmp_path / "src.txt", tmp_path / "trg.txt", "--src-embeddings",
                 tmp_path / "src.npy", "--trg-embeddings", tmp_path / "trg.npy", "--mode", "mine",
                 "-k", 1, "--margin", "absolute", "-o", "-")
-    assert sorted(line.split("\t")[1] for line in mined.output.splitlines()) == ["dup", "other"]
+    assert sorted(line.split("\t")[1] for line in mined.stdout.splitlines()) == ["dup", "other"]
 
 
 @pytest.mark.parametrize("problem, message", [
@@ -300,7 +300,8 @@ def test_bad_input_is_one_clear_error_and_no_output(tmp_path, problem, message):
     result = cli("mine", src_txt, trg_txt, "--src-embeddings", src_npy, "--trg-embeddings", trg_npy,
                  "--mode", "mine", "-o", out)
     assert result.exit_code == 1
-    line, = result.output.splitlines()
+    *warnings, line = result.output.splitlines()
+    assert all(warning.startswith("laser: warning: no sidecar records") for warning in warnings)
     assert line.startswith("laser: error: ")
     assert __import__("re").search(message, line), line
     assert not out.exists() and not list(tmp_path.glob(".out.tsv*"))

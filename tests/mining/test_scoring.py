@@ -127,7 +127,10 @@ def test_cli_histogram_goes_to_stderr_and_scores_to_stdout(tmp_path):
                                        "cosine"])
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 30
-    assert result.stderr.startswith("# 30 scores from")
+    warning, histogram = result.stderr.split("\n", 1)
+    assert warning.startswith("laser: warning: no sidecar records the model of ")
+    assert "src.npy and " in warning and warning.endswith("trg.npy share an embedding space")
+    assert histogram.startswith("# 30 scores from")
 
 
 def test_cli_refuses_files_of_different_lengths(tmp_path):

@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
+from laser.models.spaces import Origin
 from laser.search.approximate import rescored
 from laser.search.exact import exact_knn
 from laser.search.index import IndexMeta, build_index, check_queries, load_index, save_index, search
@@ -144,10 +145,14 @@ def test_ivf_index_trains_on_a_sample_and_finds_near_duplicates(tmp_path):
 def test_metadata_refuses_mismatched_queries_and_broken_files(tmp_path):
     meta = IndexMeta(16, "cosine", 5, "Flat", model="a" * 64)
     with pytest.raises(LaserError, match="16-d vectors but the queries are 8-d"):
-        check_queries("i.faiss", meta, 8, None)
-    with pytest.raises(LaserError, match="model aaaaaaaaaaaa.*model bbbbbbbbbbbb"):
-        check_queries("i.faiss", meta, 16, "b" * 64)
-    check_queries("i.faiss", meta, 16, None)
+        check_queries("i.faiss", meta, 8, Origin("q", sha256="a" * 64))
+    with pytest.raises(LaserError, match=r"i.faiss \(model aaaaaaaaaaaa\) and q \(model "
+                                         r"bbbbbbbbbbbb\) are not in one"):
+        check_queries("i.faiss", meta, 16, Origin("q", sha256="b" * 64))
+    with pytest.raises(LaserError, match=r"and the queries \(model bbbbbbbbbbbb\) are not in"):
+        check_queries("i.faiss", meta, 16, "b" * 64)  # a model's sha256, as laser serve passes it
+    with pytest.warns(UserWarning, match="no sidecar records the model of q, so nothing"):
+        check_queries("i.faiss", meta, 16, Origin("q"))
     index = build_index(Vectors(unit_rows(5, 16, 0)), "Flat")
     save_index(index, meta, tmp_path / "i.faiss")
     (tmp_path / "i.faiss.json").write_text(json.dumps(dict(vars(meta), count=6)))
@@ -184,7 +189,7 @@ def test_cli_build_search_info_with_text_columns(tmp_path):
                                   "--query-text", str(tmp_path / "q.txt"),
                                   "--target-text", str(tmp_path / "base.txt")])
     assert result.exit_code == 0, result.output
-    rows = [line.split("\t") for line in result.output.splitlines()]
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert len(rows) == 15
     _, ids = brute_force(queries.astype(np.float16).astype(np.float32), base, 3)
     assert [int(row[2]) for row in rows] == ids.ravel().tolist()
@@ -225,4 +230,4 @@ def test_cli_indexes_and_queries_text_with_the_model(tmp_path):
     refused = runner.invoke(main, ["knn", "search", str(tmp_path / "en.faiss"),
                                    str(tmp_path / "q.npy")])
     assert refused.exit_code == 1
-    assert "but the queries are embedded with model ffffffffffff" in refused.output
+    assert "q.npy (model ffffffffffff) are not in one embedding space" in refused.output

@@ -21,7 +21,7 @@ def build_and_search(tmp_path, base, queries, k, build=(), search=()):
     np.save(tmp_path / "q.npy", queries)
     knn("build", tmp_path / "base.npy", "-o", tmp_path / "base.faiss", "-q", *build)
     return read_hits(knn("search", tmp_path / "base.faiss", tmp_path / "q.npy", "-k", k, "-q",
-                         *search).output, len(queries), k)
+                         *search).stdout, len(queries), k)
 
 
 def read_hits(output, queries, k):

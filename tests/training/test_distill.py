@@ -145,6 +145,8 @@ def test_a_run_distils_from_a_laser_model(tiny_corpus, tmp_path):
     assert read_log(tmp_path / "work")[-1]["step"] == 4
     student = Encoder(ModelFiles.from_dir(tmp_path / "student"))
     assert student.encode(["Guten Morgen."], "de").shape == (1, 24)
+    # 24-d against the teacher's 80: a projection head stood between them, so no space is shared.
+    assert not (tmp_path / "student" / "model.json").exists()
 
 
 @pytest.mark.device
