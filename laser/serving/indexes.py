@@ -72,9 +72,9 @@ def load_served_index(spec: str) -> ServedIndex:
 
 
 def check_embedding_space(index: ServedIndex, model: ServedModel) -> None:
-    """Refuse (409) queries embedded by a model other than the one the index was built with."""
+    """Refuse (409) queries embedded by a model of another embedding space than the index's."""
     try:
-        check_queries(index.name, index.meta, model.dim, model.sha256)
+        check_queries(index.name, index.meta, model.dim, model.origin)
     except LaserError as error:
         raise RequestError(409, f"{error}; ask for the index's model with \"model\"",
                            "model_mismatch") from None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError
 from ..models.resolve import ModelRequest, choose_model, model_directory, named_model_dir
+from ..models.spaces import Origin, model_origin
 from .limits import RequestError
 
 if TYPE_CHECKING:
@@ -30,14 +31,19 @@ class ServedModel:
 
     name: str
     encoder: Encoder
-    sha256: str
+    origin: Origin  # the model's name, embedding space and checkpoint sha256
 
     @property
     def dim(self) -> int:
         return self.encoder.dim
 
+    @property
+    def sha256(self) -> str:
+        return self.origin.sha256
+
     def describe(self) -> dict:
         return {"name": self.name, "dim": self.dim, "family": self.encoder.family,
+                "model": self.origin.model, "space": self.origin.space,
                 "sha256": self.sha256, "runtime": self.encoder.runtime,
                 "directory": str(self.encoder.files.encoder.parent)}
 
@@ -126,7 +132,7 @@ class ServedModels:
                 return self._cache[directory]
         encoder = Encoder.load(str(directory), max_tokens=self.options.max_tokens,
                                runtime=self.options.runtime, quantize=self.options.quantize)
-        served = ServedModel(name, encoder, encoder.files.sha256())
+        served = ServedModel(name, encoder, model_origin(encoder.files, "the queries"))
         with self._lock:
             self._cache[directory] = served
             while len(self._cache) > self.cache_size:
