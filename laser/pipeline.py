@@ -68,6 +68,7 @@ class EmbedReport:
     format: str
     lang: str
     model_encoder: str
+    model_name: str  # the versioned name: the checkpoint's file name without .pt
     model_sha256: str
     model_family: str  # the generation: laser1, laser2 or laser3
     model_files: dict
@@ -205,6 +206,7 @@ def encoder_fields(encoder: Encoder) -> dict:
     """What an `EmbedReport` records about the model that embedded."""
     digests = encoder.files.file_sha256()
     return dict(dim=encoder.dim, model_encoder=str(encoder.files.encoder.resolve()),
+                model_name=encoder.files.name,
                 model_sha256=digests["encoder"], model_family=encoder.family,
                 model_files=encoder.files.describe(), model_files_sha256=digests,
                 model_network=encoder.network.describe(), bpe_backend=encoder.preprocessor.backend,

@@ -59,14 +59,15 @@ class TrainOptions:
 @dataclass(frozen=True)
 class ModelId:
     """The embedding model a classifier belongs to: its checkpoint's sha256 (what is compared)
-    and its files (family, paths), for messages."""
+    and its versioned name and files (paths), for messages and the classifier's record."""
 
     sha256: str
     files: dict = field(default_factory=dict, compare=False)
+    name: Optional[str] = field(default=None, compare=False)  # e.g. laser-default-v2
 
     @classmethod
     def of(cls, files: ModelFiles) -> ModelId:
-        return cls(files.sha256(), files.describe())
+        return cls(files.sha256(), files.describe(), files.name)
 
     @classmethod
     def of_embeddings(cls, path: str) -> ModelId:
@@ -75,10 +76,11 @@ class ModelId:
         if not isinstance(record.get("model_sha256"), str):
             raise LaserError(f"{path}: no provenance sidecar ({Path(path).name}.json) names the "
                              "model of these embeddings; make them with `laser embed`, or give text")
-        return cls(record["model_sha256"], record.get("model_files") or {})
+        return cls(record["model_sha256"], record.get("model_files") or {}, record.get("model_name"))
 
     def describe(self) -> str:
-        return f"{self.files.get('encoder', 'a model')} (sha256 {self.sha256[:12]})"
+        named = f"{self.name}: " if self.name else ""
+        return f"{named}{self.files.get('encoder', 'a model')} (sha256 {self.sha256[:12]})"
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,8 @@ class Classifier:
             dev_x, dev_y = np.asarray(dev.vectors, dtype=np.float32), label_indices(dev, labels)
         network, history = fit((x, y), (dev_x, dev_y), len(labels), options, progress)
         record = {"format": FORMAT_VERSION, "labels": labels, "dim": int(x.shape[1]),
-                  "model_sha256": model.sha256, "model_files": model.files,
-                  "options": asdict(options), "train_examples": len(y),
+                  "model_name": model.name, "model_sha256": model.sha256,
+                  "model_files": model.files, "options": asdict(options), "train_examples": len(y),
                   "dev_examples": len(dev_y), "dev_source": dev.source if dev else "held out",
                   **history, "laser_version": __version__}
         return cls(network, labels, model, record)
@@ -204,8 +206,8 @@ class Classifier:
         network = build(record["dim"], len(record["labels"]), record["options"]["hidden"],
                         record["options"]["dropout"])
         network.load_state_dict(state)
-        return cls(network, record["labels"], ModelId(record["model_sha256"], record["model_files"]),
-                   record)
+        model = ModelId(record["model_sha256"], record["model_files"], record.get("model_name"))
+        return cls(network, record["labels"], model, record)
 
 
 def read_record(directory: Path) -> dict:

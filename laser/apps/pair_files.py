@@ -79,7 +79,8 @@ class Column:
         if self.matrix is None:
             return EmbeddingModel.of(self.encoder())
         record = read_sidecar(self.source.embeddings)
-        return EmbeddingModel(record.get("model_sha256"), self.dim, record.get("model_files", {}))
+        return EmbeddingModel(record.get("model_sha256"), self.dim, record.get("model_files", {}),
+                              record.get("model_name"))
 
     def rows(self, start: int, texts: Sequence[str]) -> np.ndarray:
         """The embeddings of lines start.. (whose texts are given)."""

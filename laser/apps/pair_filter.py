@@ -64,15 +64,17 @@ class FilterOptions:
 @dataclass(frozen=True)
 class EmbeddingModel:
     """The model behind the embeddings a filter reads: its sha256 (None: unknown, e.g.
-    embeddings without a sidecar), file description and embedding dimension."""
+    embeddings without a sidecar), file description, embedding dimension and versioned name."""
 
     sha256: Optional[str]
     dim: int
     files: dict = field(default_factory=dict)
+    name: Optional[str] = None  # e.g. laser-default-v2
 
     @classmethod
     def of(cls, encoder) -> "EmbeddingModel":
-        return cls(encoder.files.sha256(), encoder.dim, encoder.files.describe())
+        return cls(encoder.files.sha256(), encoder.dim, encoder.files.describe(),
+                   encoder.files.name)
 
 
 def features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -278,7 +280,7 @@ class PairFilter:
     @property
     def model(self) -> EmbeddingModel:
         return EmbeddingModel(self.record["model_sha256"], self.record["dim"],
-                              self.record["model_files"])
+                              self.record["model_files"], self.record.get("model_name"))
 
     @classmethod
     def train(cls, src: np.ndarray, trg: np.ndarray, model: EmbeddingModel,
@@ -295,7 +297,8 @@ class PairFilter:
         training["seconds"] = round(time.perf_counter() - started, 1)
         record = {"format": FORMAT, "kind": "laser pair filter",
                   "features": "[u, v, |u-v|, u*v] of L2-normalised embeddings",
-                  "model_sha256": model.sha256, "model_files": model.files, "dim": model.dim,
+                  "model_name": model.name, "model_sha256": model.sha256,
+                  "model_files": model.files, "dim": model.dim,
                   "options": asdict(options), "training": training, "info": info or {},
                   "laser_version": __version__}
         return cls(weights, record)
@@ -338,9 +341,10 @@ class PairFilter:
         """Refuse embeddings of another model (when both are known) or of another dimension."""
         trained = self.record["model_sha256"]
         if sha256 and trained and sha256 != trained:
+            named = f"{self.record['model_name']}: " if self.record.get("model_name") else ""
             raise LaserError(f"{name}: embeddings of model {sha256[:12]}, but the filter was "
-                             f"trained on model {trained[:12]} "
-                             f"({self.record['model_files'].get('encoder', 'unknown file')}); "
+                             f"trained on model {trained[:12]} ({named}"
+                             f"{self.record['model_files'].get('encoder', 'unknown file')}); "
                              "score with the model it was trained on")
         if dim != self.record["dim"]:
             raise LaserError(f"{name}: {dim}-d embeddings, but the filter was trained on "

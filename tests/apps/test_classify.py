@@ -85,6 +85,8 @@ def test_same_seed_same_classifier(classifier, sib, default_encoder):
 def test_saved_classifier_predicts_the_same(classifier, classifier_dir, sib):
     loaded = Classifier.load(classifier_dir)
     assert loaded.labels == classifier.labels and loaded.model == classifier.model
+    record = json.loads((classifier_dir / "classifier.json").read_text())
+    assert record["model_name"] == loaded.model.name == "laser-default-v2"
     assert loaded.predict(sib["de"].vectors) == classifier.predict(sib["de"].vectors)
 
 
@@ -99,11 +101,11 @@ def test_held_out_dev_without_a_dev_set(sib, default_encoder):
 @pytest.mark.slow
 def test_another_model_is_refused(classifier, classifier_dir):
     from laser.models.encoder import Encoder
-    with pytest.raises(LaserError, match="trained on embeddings of .*laser-default.pt"):
+    with pytest.raises(LaserError, match="trained on embeddings of laser-default-v2: .*laser-default-v2.pt"):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")
     line = one_error_line(run("eval", classifier_dir, GERMAN, "--lang", "de",
                               "--model", PARITY_MODEL))
-    assert "laser-default.pt" in line and "encoder.pt" in line
+    assert "laser-default-v2.pt" in line and "encoder.pt" in line
 
 
 @pytest.mark.slow
