@@ -156,7 +156,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
         raise LaserError(f"--topic-band {config.topic_band} is more than --pool-batches "
                          f"{config.pool_batches}: a band is cut from one pool")
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
-    init = init_files(Path(config.init)) if config.init else None
+    init = init_files(config.init) if config.init else None
     if bpe.grow:
         check_growth(init, bpe.merges)
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)
