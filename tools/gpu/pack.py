@@ -2,7 +2,7 @@
 64 MiB: the teacher's inputs (the distinct English sentences; USE runs there) and the token ids
 (uint16, xz) with the --init model travel in two calls. With `--teacher use+e5` the e5 block of
 the cache, which the machine cannot recompute in time, travels too: int8 with a scale per row,
-in parts of at most --part-mib, one call each. See docs/training.md, "On a leased GPU with a
+in parts of at most --part-mib, one call each. See docs/experiments/training-log.md, "On a leased GPU with a
 64 MiB transfer limit".
 
     python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu [--teacher use+e5]

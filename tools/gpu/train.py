@@ -2,7 +2,7 @@
 a recipe (TrainConfig fields in JSON; recipe-ga.json is run GA's) from the packed --init model
 for a wall-clock budget, keeping the best-by-dev export. The library's Trainer does the work;
 only the dev xsim is computed in torch, since faiss's wheel does not fit beside the data. See
-docs/training.md, "On a leased GPU with a 64 MiB transfer limit".
+docs/experiments/training-log.md, "On a leased GPU with a 64 MiB transfer limit".
 
     python3 tools/gpu/train.py unpack .gpu/data /tmp/gw
     python3 tools/gpu/train.py run .gpu/data /tmp/gw B --dropout 0.1 --seconds 360
