@@ -79,8 +79,7 @@ class ModelId:
         return cls(record["model_sha256"], record.get("model_files") or {}, record.get("model_name"))
 
     def describe(self) -> str:
-        named = f"{self.name}: " if self.name else ""
-        return f"{named}{self.files.get('encoder', 'a model')} (sha256 {self.sha256[:12]})"
+        return f"{self.files.get('encoder', 'a model')} (sha256 {self.sha256[:12]})"
 
 
 @dataclass(frozen=True)

@@ -341,10 +341,9 @@ class PairFilter:
         """Refuse embeddings of another model (when both are known) or of another dimension."""
         trained = self.record["model_sha256"]
         if sha256 and trained and sha256 != trained:
-            named = f"{self.record['model_name']}: " if self.record.get("model_name") else ""
             raise LaserError(f"{name}: embeddings of model {sha256[:12]}, but the filter was "
-                             f"trained on model {trained[:12]} ({named}"
-                             f"{self.record['model_files'].get('encoder', 'unknown file')}); "
+                             f"trained on model {trained[:12]} "
+                             f"({self.record['model_files'].get('encoder', 'unknown file')}); "
                              "score with the model it was trained on")
         if dim != self.record["dim"]:
             raise LaserError(f"{name}: {dim}-d embeddings, but the filter was trained on "

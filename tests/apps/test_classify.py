@@ -101,7 +101,7 @@ def test_held_out_dev_without_a_dev_set(sib, default_encoder):
 @pytest.mark.slow
 def test_another_model_is_refused(classifier, classifier_dir):
     from laser.models.encoder import Encoder
-    with pytest.raises(LaserError, match="trained on embeddings of laser-default-v2: .*laser-default-v2.pt"):
+    with pytest.raises(LaserError, match="trained on embeddings of .*laser-default-v2.pt"):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")
     line = one_error_line(run("eval", classifier_dir, GERMAN, "--lang", "de",
                               "--model", PARITY_MODEL))
