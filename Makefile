@@ -4,7 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+# The light install: the wheel with its base dependencies only (no torch, no scipy), pinned as in
+# requirements.txt, in a virtualenv of its own, running the inference tests.
+LIGHT := .venv-light
+LIGHT_TESTS := tests/models/test_torch_format.py tests/models/test_encoder.py \
+	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
+	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
+	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
+	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py
+
+.PHONY: install demo test light-test bench clean
 
 install: $(STAMP)
 
@@ -24,8 +33,18 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q tests
 
+light-test: install
+	rm -rf $(LIGHT) build/light-wheel
+	$(BIN)/pip wheel --no-deps --no-build-isolation -q -w build/light-wheel .
+	$(PYTHON) -m venv $(LIGHT)
+	$(LIGHT)/bin/pip install -q -c requirements.txt build/light-wheel/laser_toolkit-*.whl pytest
+	! $(LIGHT)/bin/python -c "import torch" 2>/dev/null
+	! $(LIGHT)/bin/python -c "import scipy" 2>/dev/null
+	cd tests && ../$(LIGHT)/bin/python -c "import laser, sys; sys.exit('site-packages' not in laser.__file__)"
+	$(LIGHT)/bin/pytest -q -p no:cacheprovider $(LIGHT_TESTS)
+
 bench: install
 	$(BIN)/python bench/embed_speed.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) build *.egg-info

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How big an ONNX Runtime batch should be: encoder speed by padded tokens per batch.
 
-`laser.models.onnx_runtime.BATCH_TOKENS` caps every batch the CPU runs, whatever --max-tokens
+`laser.runtime.onnx_runtime.BATCH_TOKENS` caps every batch the CPU runs, whatever --max-tokens
 allows (one batch per core). This bench times `Encoder.encode_ids` on ids prepared beforehand
 with the cap set to each of --sizes, alternating sizes and keeping each one's best of --repeats,
 in float32 and int8, for the shipped model (20,000 French dev lines from tests/data) and for a
@@ -24,7 +24,7 @@ sys.path.insert(0, str(BENCH))
 import embed_speed  # noqa: E402  (puts the repository on sys.path)
 from pipeline_speed import VENDORED_FRENCH, french_lines  # noqa: E402
 
-from laser.models import onnx_runtime  # noqa: E402
+from laser.runtime import onnx_runtime  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 

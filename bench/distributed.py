@@ -55,7 +55,7 @@ def single_process(text: Path, output: Path, threads: int) -> dict:
     started = time.perf_counter()
     encoder = Encoder.load(str(MODEL))
     loaded = time.perf_counter()
-    embed_file(encoder, str(text), str(output), EmbedOptions("xx"))
+    embed_file(encoder, str(text), str(output), EmbedOptions("mul"))
     done = time.perf_counter()
     return {"config": f"1 process, {threads} thread{'s' * (threads > 1)}", "cores": threads,
             "setup_s": loaded - started, "job_s": done - loaded, "total_s": done - started}
@@ -69,7 +69,7 @@ def on_ray(text: Path, output: Path, workers: int, shard_lines: int) -> dict:
     ready = time.perf_counter()
     try:
         _, run = embed_file_on_ray(EncoderSpec(ModelFiles.from_dir(MODEL)), str(text),
-                                   str(output), EmbedOptions("xx"),
+                                   str(output), EmbedOptions("mul"),
                                    RayOptions(workers=workers, shard_lines=shard_lines))
     finally:
         ray.shutdown()

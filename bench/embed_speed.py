@@ -9,7 +9,7 @@ times in one run, alternating, best of --repeats:
                  sorted longest first, batches of at most --max-tokens real tokens, right-padded,
                  packed through one stock multi-layer bidirectional `nn.LSTM`, max-pooled;
 * `laser fp32` — our encoder as it runs by default on the CPU: length-sorted batches within a
-                 padded-token budget, the float32 ONNX graph (`laser.models.onnx_graph`, one
+                 padded-token budget, the float32 ONNX graph (`laser.runtime.onnx_graph`, one
                  bidirectional LSTM op per layer) in ONNX Runtime, one batch per core on one
                  thread each (its graph cache, $LASER_HOME/onnx, is pointed at the temporary
                  directory);
@@ -49,8 +49,8 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.models.bilstm import load_checkpoint  # noqa: E402
-from laser.models.sequences import PAD, UNK  # noqa: E402
+from laser.runtime.bilstm import load_checkpoint  # noqa: E402
+from laser.runtime.sequences import PAD, UNK  # noqa: E402
 from laser.models.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 

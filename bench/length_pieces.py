@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.topic_batches import load  # noqa: E402
 from bench.train_speed import shape_config  # noqa: E402
-from laser.models.bilstm import BiLSTMEncoder  # noqa: E402
+from laser.runtime.bilstm import BiLSTMEncoder  # noqa: E402
 from laser.training.batches import Batch, BatchSampler  # noqa: E402
 from laser.training.distill import Distiller  # noqa: E402
 from laser.training.teachers import cache_stem  # noqa: E402

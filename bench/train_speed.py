@@ -26,7 +26,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from laser.models.bilstm import BiLSTMEncoder  # noqa: E402
+from laser.runtime.bilstm import BiLSTMEncoder  # noqa: E402
 from laser.training.batches import Batch  # noqa: E402
 from laser.training.config import TrainConfig, pieces_for  # noqa: E402
 from laser.training.trainer import _optimise, encoder_params  # noqa: E402

@@ -6,6 +6,11 @@ files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `
 `training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair
 filter; also as `laser.classify`, `laser.documents`, ...) and `cli`.
 """
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
 from .errors import LaserError
 from .version import __version__
 
@@ -15,6 +20,29 @@ APPLICATIONS = ("classify", "documents", "graph", "dedup", "paraphrase", "pair_f
 __all__ = ["Encoder", "LaserError", "__version__", *APPLICATIONS]
 
 
+class _ApplicationNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Makes `import laser.classify` and `from laser.classify import Classifier` give the module
+    `laser.apps.classify` itself (the same object, under both names), for every application."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, name = fullname.rpartition(".")
+        if package != __name__ or name not in APPLICATIONS:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(f"{__name__}.apps.{spec.name.rpartition('.')[2]}")
+        spec.loader_state = module.__spec__
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = module.__spec__.loader_state  # it ran already: keep its own spec
+
+
+if not any(isinstance(finder, _ApplicationNames) for finder in sys.meta_path):
+    sys.meta_path.append(_ApplicationNames())
+
+
 def __getattr__(name: str):
     # Encoder and the applications pull in torch; import them on first use so `laser --help`
     # stays fast.
@@ -22,6 +50,5 @@ def __getattr__(name: str):
         from .models.encoder import Encoder
         return Encoder
     if name in APPLICATIONS:
-        import importlib
         return importlib.import_module(f".apps.{name}", __name__)
     raise AttributeError(f"module 'laser' has no attribute {name!r}")

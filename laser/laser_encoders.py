@@ -16,7 +16,9 @@ import numpy as np
 
 from .errors import LaserError
 from .models.files import ModelFiles
+from .models.download import download_model
 from .models.languages import official_model
+from .models.registry import find_model, missing_files, model_path
 from .models.resolve import fetched_model_dir
 from .search.vectors import unit_rows
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from .models.encoder import Encoder
 
 TOKENIZER_LANG = "en"
+TOKENIZER_SUFFIXES = (".spm", ".cvocab")
 
 __all__ = ["LaserEncoderPipeline", "LaserTokenizer", "SentenceEncoder", "initialize_encoder",
            "initialize_tokenizer"]
@@ -83,10 +86,25 @@ class SentenceEncoder:
         return unit_rows(embeddings) if normalize_embeddings else embeddings
 
 
+def tokenizer_model(lang: Optional[str] = None, model_dir: Optional[str] = None,
+                    laser: Optional[str] = None) -> Path:
+    """The SentencePiece model of that model, downloaded on first use with its vocabulary only:
+    a tokenizer needs no encoder checkpoint."""
+    name = model_name(lang, laser)
+    home = Path(model_dir) if model_dir else None
+    spec = find_model(name)
+    wanted = [file.name for file in spec.files if file.name.endswith(TOKENIZER_SUFFIXES)]
+    directory = model_path(name, home)
+    if set(wanted) & set(missing_files(spec, directory)):
+        download_model(name, home=home, only=wanted)
+    return directory / next(file for file in wanted if file.endswith(".spm"))
+
+
 def initialize_tokenizer(lang: Optional[str] = None, model_dir: Optional[str] = None,
                          laser: Optional[str] = None) -> LaserTokenizer:
-    """The tokenizer of the model `lang`/`laser` picks (downloaded on first use)."""
-    return LaserTokenizer(model_files(lang, model_dir, laser).spm)
+    """The tokenizer of the model `lang`/`laser` picks (its SentencePiece files downloaded on
+    first use)."""
+    return LaserTokenizer(tokenizer_model(lang, model_dir, laser))
 
 
 def initialize_encoder(lang: Optional[str] = None, model_dir: Optional[str] = None,

@@ -7,7 +7,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
@@ -15,7 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .errors import LaserError
-from .io.atomic import atomic_text_output, check_output_path
+from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import write_sidecar
 from .io.text import check_input, count_lines, read_lines
@@ -88,9 +88,17 @@ class EmbedReport:
         """One line for stderr: rows, shape, time, speed and the model used (its directory)."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
         unit = self.rows_are.split(":")[0]
-        return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {self.output} "
-                f"in {self.seconds:.1f} s ({rate:,.0f} {unit}/s) with the model in "
+        target = "standard output" if self.output == STDOUT else self.output
+        return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {target} "
+                f"in {duration_text(self.seconds)} ({rate:,.0f} {unit}/s) with the model in "
                 f"{os.path.dirname(self.model_encoder)}")
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people read it: `12.3 s`, and under a second `31.2 ms` (never `0.0 s`)."""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.3g} ms"
 
 
 def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:
@@ -171,8 +179,10 @@ def check_job(input_path: str, output_path: str) -> None:
 
 
 def embed_file(encoder: Encoder, input_path: str, output_path: str,
-               options: EmbedOptions) -> EmbedReport:
-    """Embed every line of `input_path` into `output_path`; one row per line, written atomically."""
+               options: Optional[EmbedOptions] = None, **fields) -> EmbedReport:
+    """Embed every line of `input_path` into `output_path`; one row per line, written atomically.
+    How: `options`, or its fields as keywords (`lang="fr"`), which also override `options`'."""
+    options = replace(options, **fields) if options else EmbedOptions(**fields)
     if options.fmt not in FORMATS:
         raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
     check_job(input_path, output_path)

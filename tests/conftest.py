@@ -1,6 +1,7 @@
 """Shared fixtures: the vendored data in tests/data (README there), an encoder of its model."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,9 @@ PARITY2_STEMS = sorted(path.stem for path in (PARITY2 / "inputs").glob("*.txt"))
 PARITY3 = DATA / "parity3"
 PARITY3_STEMS = sorted(path.stem for path in (PARITY3 / "inputs").glob("*.txt"))
 MINING_FIXTURES = DATA / "mining"
+# The light install (`make light-test`) has no torch: what needs it is skipped there, only there.
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason="torch is not installed (the light install)")
 CORPUS_SAMPLE = DATA / "corpus"
 
 

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import re
 import tarfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +78,26 @@ def _checkout_embeddings() -> np.ndarray:
     return Encoder.load().encode(SENTENCES.splitlines(), lang="de")
 
 
+def _requirements(wheel: Path) -> dict[str, set[str]]:
+    """The wheel's Requires-Dist project names by extra ("" for the base install)."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata, = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        lines = archive.read(metadata).decode().splitlines()
+    found: dict[str, set[str]] = {}
+    for line in lines:
+        if line.startswith("Requires-Dist: "):
+            name = re.match(r"[A-Za-z0-9_.-]+", line[len("Requires-Dist: "):]).group().lower()
+            extra = re.search(r"""extra == ["']([^"']+)""", line)
+            found.setdefault(extra.group(1) if extra else "", set()).add(name)
+    return found
+
+
 def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     wheel = _wheel(_source_copy(tmp_path / "src"), tmp_path / "dist")
+    requirements = _requirements(wheel)  # the light install: every language, no torch or scipy
+    assert {"onnxruntime", "jieba", "mecab-python3", "ipadic"} <= requirements[""]
+    assert not {"torch", "scipy"} & requirements[""]
+    assert "torch" in requirements["torch"] and "scipy" in requirements["graph"]
     site = _installed(wheel, tmp_path / "site")
     work = tmp_path / "elsewhere"
     work.mkdir()

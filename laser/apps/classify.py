@@ -20,11 +20,10 @@ from ..errors import LaserError
 from ..eval.classification import Evaluation
 from ..io.atomic import atomic_path, atomic_text_output
 from ..io.sidecar import read_sidecar
+from ..models import torch_format
 from ..version import __version__
 
 if TYPE_CHECKING:
-    import torch
-
     from ..models.encoder import Encoder
     from ..models.files import ModelFiles
 
@@ -98,11 +97,40 @@ class Labelled:
             raise LaserError(f"{self.source}: no examples")
 
 
+# The MLP's layers with weights (`laser.apps.mlp.build`) under their torch names.
+STATE_NAMES = ("1.weight", "1.bias", "4.weight", "4.bias")
+
+
+@dataclass(frozen=True)
+class MLPWeights:
+    """The trained MLP as numpy arrays: predicting needs no torch."""
+
+    hidden_weight: np.ndarray
+    hidden_bias: np.ndarray
+    output_weight: np.ndarray
+    output_bias: np.ndarray
+
+    @classmethod
+    def of_state(cls, state: dict) -> MLPWeights:
+        """From a state dict (torch tensors or numpy arrays) under STATE_NAMES."""
+        return cls(*(np.asarray(state[name], dtype=np.float32) for name in STATE_NAMES))
+
+    def state(self) -> dict[str, np.ndarray]:
+        return dict(zip(STATE_NAMES, (self.hidden_weight, self.hidden_bias, self.output_weight,
+                                      self.output_bias)))
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """The network in eval mode: unit-length rows -> hidden layer -> ReLU -> labels."""
+        unit = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        hidden = np.maximum(unit @ self.hidden_weight.T + self.hidden_bias, 0)
+        return hidden @ self.output_weight.T + self.output_bias
+
+
 class Classifier:
     """A trained classifier: label names, the MLP and the embedding model it was trained on."""
 
-    def __init__(self, network: torch.nn.Module, labels: list[str], model: ModelId, record: dict):
-        self.network = network.eval()
+    def __init__(self, network: MLPWeights, labels: list[str], model: ModelId, record: dict):
+        self.network = network
         self.labels = labels
         self.model = model
         self.record = record
@@ -129,7 +157,7 @@ class Classifier:
                   "model_files": model.files, "options": asdict(options), "train_examples": len(y),
                   "dev_examples": len(dev_y), "dev_source": dev.source if dev else "held out",
                   **history, "laser_version": __version__}
-        return cls(network, labels, model, record)
+        return cls(MLPWeights.of_state(network.state_dict()), labels, model, record)
 
     @classmethod
     def train_texts(cls, encoder: Encoder, texts: Sequence[str], labels: Sequence[str], lang: str,
@@ -158,9 +186,10 @@ class Classifier:
         return [self.labels[index] for index in self.predict_indices(vectors)]
 
     def predict_indices(self, vectors: np.ndarray) -> np.ndarray:
-        from .mlp import predict
         check_dimension(vectors, self.dim, "embeddings")
-        return predict(self.network, np.asarray(vectors, dtype=np.float32))
+        if not len(vectors):
+            return np.zeros(0, dtype=np.int64)
+        return self.network.logits(np.asarray(vectors, dtype=np.float32)).argmax(axis=1)
 
     def evaluate(self, data: Labelled) -> Evaluation:
         """Accuracy, macro-F1 and confusion matrix on labelled embeddings."""
@@ -185,26 +214,28 @@ class Classifier:
         check_output_dir(directory)
         directory.mkdir(exist_ok=True)
         with atomic_path(directory / WEIGHTS_FILE) as tmp:
-            torch.save(self.network.state_dict(), tmp)
+            torch.save({name: torch.from_numpy(value) for name, value in
+                        self.network.state().items()}, tmp)
         with atomic_text_output(str(directory / RECORD_FILE)) as f:
             json.dump(self.record, f, indent=2, ensure_ascii=False)
             f.write("\n")
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Classifier:
-        import torch
-
-        from .mlp import build
+        """A saved classifier, its weights read without torch."""
         directory = Path(directory)
         record = read_record(directory)
         try:
-            state = torch.load(directory / WEIGHTS_FILE, map_location="cpu", weights_only=True)
-        except (OSError, RuntimeError) as error:
+            network = MLPWeights.of_state(torch_format.load(directory / WEIGHTS_FILE))
+        except Exception as error:  # noqa: BLE001 - a missing, corrupt or refused file
             raise LaserError(f"{directory / WEIGHTS_FILE}: cannot load classifier weights "
-                             f"({error})") from None
-        network = build(record["dim"], len(record["labels"]), record["options"]["hidden"],
-                        record["options"]["dropout"])
-        network.load_state_dict(state)
+                             f"({type(error).__name__}: {error})") from None
+        expected = (record["options"]["hidden"], record["dim"])
+        if network.hidden_weight.shape != expected \
+                or network.output_weight.shape[0] != len(record["labels"]):
+            raise LaserError(f"{directory / WEIGHTS_FILE}: weights do not match "
+                             f"{directory / RECORD_FILE} ({len(record['labels'])} labels, "
+                             f"dim {record['dim']})")
         model = ModelId(record["model_sha256"], record["model_files"], record.get("model_name"))
         return cls(network, record["labels"], model, record)
 

@@ -1,6 +1,7 @@
 """k-NN graphs of a collection: each row's k most similar other rows (cosine), as a sparse CSR
 matrix of scores saved in scipy's `.npz` format; exact (blocked) search, or a FAISS index for big
-collections. The building block of deduplication and clustering."""
+collections. The building block of deduplication and clustering. Graph files need scipy (the
+`graph` extra); the neighbours alone (`self_neighbours`) do not."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ import numpy as np
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from ..io.sidecar import write_sidecar
+from ..optional import require
 from ..search.approximate import ApproximateSearch, approximate_neighbours
 from ..search.exact import exact_knn
 from ..search.index import without_self
@@ -40,11 +42,11 @@ def self_neighbours(vectors: Vectors, k: int, approximate: Optional[ApproximateS
 def neighbours_graph(found: Neighbours) -> csr_array:
     """The graph of k-NN results: row i holds i's neighbours (columns) and their cosines, best
     first; ids of -1 (no neighbour) are left out."""
-    from scipy.sparse import csr_array
+    sparse = require("scipy.sparse", "a k-NN graph")
     rows = found.ids.shape[0]
     valid = found.ids >= 0
     indptr = np.concatenate([[0], np.cumsum(valid.sum(axis=1))])
-    return csr_array((found.sims[valid], found.ids[valid], indptr), shape=(rows, rows))
+    return sparse.csr_array((found.sims[valid], found.ids[valid], indptr), shape=(rows, rows))
 
 
 def knn_graph(vectors: Vectors, k: int, approximate: Optional[ApproximateSearch] = None,
@@ -56,11 +58,11 @@ def knn_graph(vectors: Vectors, k: int, approximate: Optional[ApproximateSearch]
 def save_graph(graph: csr_array, path: str | os.PathLike,
                provenance: Optional[dict] = None) -> None:
     """Write `graph` with scipy.sparse.save_npz (atomically) and, given, its PATH.json sidecar."""
-    from scipy.sparse import save_npz
+    sparse = require("scipy.sparse", "a k-NN graph")
 
     def write(tmp: str) -> None:
         with open(tmp, "wb") as f:
-            save_npz(f, graph)
+            sparse.save_npz(f, graph)
     replace_atomically(path, write)
     if provenance is not None:
         write_sidecar(path, provenance)
@@ -68,10 +70,10 @@ def save_graph(graph: csr_array, path: str | os.PathLike,
 
 def load_graph(path: str | os.PathLike) -> csr_array:
     """A graph written by `save_graph` (any scipy CSR `.npz`)."""
-    from scipy.sparse import csr_array, load_npz
+    sparse = require("scipy.sparse", "a k-NN graph")
     if not os.path.isfile(path):
         raise LaserError(f"{path}: no such graph file")
     try:
-        return csr_array(load_npz(path))
+        return sparse.csr_array(sparse.load_npz(path))
     except (OSError, ValueError, KeyError) as error:
         raise LaserError(f"{path}: not a sparse matrix .npz file ({error})") from None

@@ -96,11 +96,3 @@ def dev_scores(network: nn.Module, dev: Split) -> tuple[float, float]:
     labels = torch.from_numpy(dev[1])
     accuracy = (logits.argmax(dim=1) == labels).double().mean().item()
     return accuracy, nn.functional.cross_entropy(logits, labels).item()
-
-
-@torch.no_grad()
-def predict(network: nn.Module, x: np.ndarray) -> np.ndarray:
-    """The index of the highest-scoring label of each row."""
-    if not len(x):
-        return np.zeros(0, dtype=np.int64)
-    return network.eval()(torch.from_numpy(np.ascontiguousarray(x))).argmax(dim=1).numpy()

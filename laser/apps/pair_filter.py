@@ -294,7 +294,7 @@ class PairFilter:
             raise LaserError(f"expected embeddings of dimension {model.dim}")
         started = time.perf_counter()
         weights, training = fit(unit_rows(src), unit_rows(trg), options, progress)
-        training["seconds"] = round(time.perf_counter() - started, 1)
+        training["seconds"] = round(time.perf_counter() - started, 4)
         record = {"format": FORMAT, "kind": "laser pair filter",
                   "features": "[u, v, |u-v|, u*v] of L2-normalised embeddings",
                   "model_name": model.name, "model_sha256": model.sha256,

@@ -5,5 +5,6 @@ from . import evaluate, knn, mine, score, train  # noqa: F401
 from . import dedup, filter, paraphrase  # noqa: F401
 from . import models  # noqa: F401
 from . import classify  # noqa: F401
+from . import serve  # noqa: F401
 
 __all__ = ["main"]

@@ -74,7 +74,7 @@ def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings
 @click.argument("classifier_dir", metavar="CLF_DIR")
 @click.argument("input_path", metavar="[INPUT]", required=False)
 @click.option("--output", "-o", default="-", show_default=True,
-              help="Labels, one per input line ('-': stdout).")
+              help="Labels, one per input line ('-': standard output).")
 @lang_option
 @click.option("--embeddings", help="Classify these embeddings (with their .json sidecar) "
                                    "instead of INPUT.")

@@ -9,8 +9,11 @@ from typing import Callable
 import click
 
 from ..errors import LaserError
-from ..models.quantize import QUANTIZATIONS
+from ..runtime.quantize import QUANTIZATIONS
+from ..optional import EXTRAS, install_hint
 from ..version import __version__
+
+NOTES_SHOWN = ".notes-shown"
 
 
 class LaserGroup(click.Group):
@@ -23,6 +26,12 @@ class LaserGroup(click.Group):
                 return super().invoke(ctx)
         except LaserError as error:
             click.echo(f"laser: error: {error}", err=True)
+            sys.exit(1)
+        except ModuleNotFoundError as error:
+            if error.name not in EXTRAS:
+                raise
+            click.echo(f"laser: error: laser {ctx.invoked_subcommand} needs {error.name}, which "
+                       f"is not installed: {install_hint(error.name)}", err=True)
             sys.exit(1)
         except BrokenPipeError:
             sys.exit(1)
@@ -90,31 +99,55 @@ def split_model_options(options: dict) -> dict:
     return {key: options.pop(key) for key in MODEL_KEYS}
 
 
-def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang=None):
+def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang=None,
+                       quiet=False):
     """The model files of `model_options`; `lang` picks its official model when it is downloaded
-    and no model was named (else a one-line note on stderr says what to download)."""
+    and no model was named (else a one-line note on stderr says what to download, once)."""
     from ..models.resolve import ModelRequest, choose_model
     choice = choose_model(ModelRequest(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab,
                                        lang))
-    if choice.note:
-        click.echo(f"laser: {choice.note}", err=True)
+    if choice.note and not quiet:
+        note_once(choice.note)
     return choice.files
 
 
+def note_once(note: str) -> None:
+    """`note` on stderr unless this $LASER_HOME has shown it before: a hint is news once, not on
+    every run (the notes shown are remembered in $LASER_HOME/NOTES_SHOWN)."""
+    from ..models.registry import laser_home
+    shown = laser_home() / NOTES_SHOWN
+    try:
+        if note in shown.read_text(encoding="utf-8").splitlines():
+            return
+    except OSError:
+        pass
+    click.echo(f"laser: {note}", err=True)
+    try:
+        shown.parent.mkdir(parents=True, exist_ok=True)
+        with open(shown, "a", encoding="utf-8") as record:
+            record.write(note + "\n")
+    except OSError:
+        pass  # an unwritable cache: the note comes again next time
+
+
 def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None):
+                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None,
+                 quiet=False):
     """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
     from ..models.encoder import Encoder
-    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
+    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang,
+                               quiet)
     return Encoder(files, device=device, max_tokens=max_tokens, max_length=max_length,
                    bpe_backend=bpe_backend, quantize=quantize, runtime=runtime)
 
 
 def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None):
+                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None,
+                 quiet=False):
     """How Ray workers load the model of `model_options` (chosen here, loaded there)."""
     from ..distributed.work import EncoderSpec
-    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang)
+    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang,
+                               quiet)
     return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize, runtime)
 
 

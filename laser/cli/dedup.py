@@ -16,7 +16,7 @@ from .options import approximate_options, dim_option, fp16_option, quiet_option
 @click.argument("text", metavar="INPUT", type=click.Path(dir_okay=False))
 @click.option("--embeddings", help="Embeddings of INPUT, one row per line (.npy or raw).")
 @click.option("--lang", "-l", help="Language of INPUT; without --embeddings INPUT is embedded now.")
-@click.option("--output", "-o", required=True, help="The kept lines ('-' for stdout).")
+@click.option("--output", "-o", required=True, help="The kept lines ('-': standard output).")
 @click.option("--threshold", "-t", type=click.FloatRange(-1.0, 1.0), default=0.95,
               show_default=True, help="Cosine at or above which a line duplicates an earlier one.")
 @click.option("-k", type=click.IntRange(min=1), default=10, show_default=True,

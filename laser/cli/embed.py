@@ -18,7 +18,8 @@ from .options import ray_options
     "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Output file (.npy, or headerless with --format raw).")
+              help="Output file (.npy, or headerless with --format raw); '-': standard output "
+                   "(then no OUTPUT.json).")
 @click.option("--lang", "-l", required=True,
               help="Language: FLORES-200 code, ISO 639-1 or 639-3 code or English name "
                    "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model.")
@@ -35,7 +36,7 @@ from .options import ray_options
                    "string.")
 @click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
               help="With --documents: how the sentence rows of a line are pooled.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
 @ray_options
 def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, distributed,
           **options):
@@ -48,7 +49,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
-    options = {**split_model_options(options), "lang": lang}
+    options = {**split_model_options(options), "lang": lang, "quiet": quiet}
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
     if distributed:
         if documents:
@@ -78,17 +79,17 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     "laser preprocess sentences.fr --lang fr --model laser2 --stage spm"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", default="-", show_default=True, type=click.Path(allow_dash=True),
-              help="Output text file ('-' for stdout).")
+              help="Output text file ('-': standard output).")
 @click.option("--lang", "-l", required=True, help="Language code.")
 @click.option("--stage", type=click.Choice(["tok", "bpe", "pre", "spm"]), default=None,
               help="LASER1 models: tok (after tokenisation) or bpe (after BPE); LASER2 models: "
                    "pre (normalised, lower-cased text) or spm (SentencePiece pieces). "
                    "Default: bpe or spm, what the encoder reads.")
 @model_options
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no note.")
 def preprocess(input_path, output, lang, stage, quiet, **options):
     """Write INPUT after one of the model's preprocessing stages, line for line."""
     from ..pipeline import check_job, preprocess_file
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options), lang=lang)
+    encoder = load_encoder(**split_model_options(options), lang=lang, quiet=quiet)
     preprocess_file(encoder, input_path, output, lang, stage, progress=not quiet and output != "-")

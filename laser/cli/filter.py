@@ -69,6 +69,7 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
     """Train a pair filter on the parallel pairs of PAIRS (src<TAB>trg lines)."""
     from ..apps.pair_files import train_from_file
     from ..apps.pair_filter import FilterOptions, check_filter_dir
+    from ..pipeline import duration_text
     check_filter_dir(filter_dir)
     options = FilterOptions(hidden=hidden, random_negatives=random_negatives,
                             hard_negatives=hard_negatives, dev_share=dev_share, epochs=epochs,
@@ -79,7 +80,8 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
     if not quiet:
         training = pair_filter.record["training"]
         dev = training["dev"]
-        click.echo(f"trained on {training['pairs']} pairs in {training['seconds']} s "
+        click.echo(f"trained on {training['pairs']} pairs in "
+                   f"{duration_text(training['seconds'])} "
                    f"(best epoch {training['best_epoch']} of {training['epochs_run']}): dev "
                    f"accuracy {dev['accuracy']:.4f}, AUC {dev['auc']:.4f}; saved in {filter_dir}",
                    err=True)
@@ -92,7 +94,7 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
 @pair_sides
 @click.argument("filter_dir", metavar="FILTER_DIR")
 @click.option("--output", "-o", default="-", show_default=True,
-              help="prob<TAB>src<TAB>trg lines, in input order.")
+              help="prob<TAB>src<TAB>trg lines, in input order ('-': standard output).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None,
               help="Write only the pairs whose probability is above this (default: every pair).")
 @model_options

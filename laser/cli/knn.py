@@ -24,7 +24,8 @@ def knn() -> None:
     "laser knn build en.raw --dim 1024 -o en.index --metric ip"))
 @click.argument("source", metavar="INPUT")
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Index file; its metadata goes to INDEX.json.")
+              help="Index file; its metadata goes to INDEX.json ('-': the index to standard "
+                   "output, no metadata).")
 @click.option("--index", "factory", default="Flat", show_default=True,
               help="FAISS factory string: Flat, IVF4096,Flat, IVF16384,PQ64, OPQ32,IVF16384,PQ32, "
                    "HNSW32...")
@@ -72,7 +73,8 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
 @click.argument("index_path", metavar="INDEX")
 @click.argument("queries", metavar="QUERIES")
 @click.option("--output", "-o", default="-", show_default=True,
-              help="TSV: query_id rank target_id score [query_text target_text].")
+              help="TSV: query_id rank target_id score [query_text target_text] ('-': standard "
+                   "output).")
 @click.option("-k", type=click.IntRange(min=1), default=4, show_default=True,
               help="Neighbours per query.")
 @click.option("--nprobe", type=click.IntRange(min=1), help="IVF lists visited per query.")
@@ -153,7 +155,8 @@ def info(index_path):
     "laser knn graph big.npy -k 10 --index IVF4096,Flat --nprobe 64 -o big.graph.npz"))
 @click.argument("source", metavar="INPUT")
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Graph file: a scipy.sparse CSR matrix (.npz), metadata in OUTPUT.json.")
+              help="Graph file: a scipy.sparse CSR matrix (.npz), metadata in OUTPUT.json ('-': "
+                   "the graph to standard output, no metadata).")
 @click.option("-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Neighbours per row.")
 @approximate_options

@@ -55,7 +55,7 @@ def _ray_search(distributed, options, output: str):
               help="Keep pairs scoring above this (--retrieval max only, as officially). "
                    "docs/search-and-mining.md gives calibrated values per model.")
 @click.option("--unify", is_flag=True, help="Merge identical lines before searching.")
-@click.option("--output", "-o", required=True, help="Output file ('-' for stdout).")
+@click.option("--output", "-o", required=True, help="Output file ('-': standard output).")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="tsv",
               show_default=True,
               help="tsv: as the official tool; ids: score and 0-based line numbers; "

@@ -61,8 +61,9 @@ def ray_options(command):
     """--ray ADDRESS with its --ray-workers, --shard-lines and --work-dir, passed on as one
     `distributed` RayOptions (None: run in this process)."""
     @click.option("--ray", "address", metavar="ADDRESS", default=None,
-                  help="Run on Ray: 'local' (this machine's cores), 'auto' (the running cluster) "
-                       "or ray://HOST:PORT. Inputs, outputs and models must be on a path every "
+                  help="Run on Ray (the ray extra: pip install 'laser-toolkit[ray]'): 'local' "
+                       "(this machine's cores), 'auto' (the running cluster) or ray://HOST:PORT. "
+                       "Inputs, outputs and models must be on a path every "
                        "node sees (docs/distributed.md).")
     @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
                   help="With --ray: actors to start (default: one per CPU of the cluster).")
@@ -79,7 +80,8 @@ def ray_options(command):
             raise LaserError("--ray-workers, --shard-lines and --work-dir go with --ray")
         distributed = None
         if address:
-            from ..distributed.ray_runner import RayOptions
+            from ..distributed.ray_runner import RayOptions, require_ray
+            require_ray()
             distributed = RayOptions(address, ray_workers, shard_lines=shard_lines,
                                      work_dir=work_dir)
         return command(*args, distributed=distributed, **kwargs)

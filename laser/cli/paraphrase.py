@@ -17,7 +17,8 @@ from .options import dim_option, fp16_option, quiet_option
                                    "now.")
 @click.option("--embeddings", help="Embeddings of QUERIES, one row per line (.npy or raw).")
 @click.option("--output", "-o", default="-", show_default=True,
-              help="TSV: query_id rank target_id score query_text paraphrase_text.")
+              help="TSV: query_id rank target_id score query_text paraphrase_text ('-': "
+                   "standard output).")
 @click.option("-k", type=click.IntRange(min=1), default=4, show_default=True,
               help="Paraphrases per query (fewer when filtering leaves fewer).")
 @click.option("--max-overlap", type=click.FloatRange(0.0, 1.0), default=0.8, show_default=True,

@@ -24,7 +24,8 @@ from .options import approximate_options, bitext_inputs, quiet_option
 @click.option("-k", "--neighborhood", "k", type=click.IntRange(min=1), default=4,
               show_default=True, help="Neighbourhood size of margin and CSLS.")
 @approximate_options
-@click.option("--output", "-o", default="-", show_default=True, help="Scores, one a line.")
+@click.option("--output", "-o", default="-", show_default=True,
+              help="Scores, one a line ('-': standard output).")
 @click.option("--with-text", is_flag=True, help="Write score<TAB>src<TAB>trg lines.")
 @click.option("--histogram", "histogram_path", default=None,
               help="Write the text histogram here (default: stderr, unless --quiet).")

@@ -174,6 +174,10 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
                            languages.split(",") if languages else None, dev_dir, eval_languages,
                            workers=workers, device=device, name=name,
                            teacher_threads=threads or 1, keep_last=keep == "last")
+    if not trainer.dev:
+        click.echo(f"step {trainer.step}: no dev evaluation; the last step's model in {output}",
+                   err=True)
+        return
     kept = "the last step's model" if keep == "last" else "model"
     click.echo(f"step {trainer.step}: best dev xsim error {100 * trainer.best_error:.2f}%; "
                f"{kept} in {output}", err=True)

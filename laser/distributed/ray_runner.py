@@ -3,7 +3,9 @@ them shards as they free up (Ray restarts a dead actor and retries its task), an
 the shards into the output atomically. Ray is imported inside functions only."""
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
 from ..pipeline import EmbedOptions, EmbedReport, check_job, encoder_fields, finish_report
 from .shards import Manifest, Shard, plan_shards
@@ -51,10 +54,23 @@ class ShardRun:
         return f"{len(self.computed)} shards computed, {len(self.reused)} reused from earlier runs"
 
 
+RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'laser-toolkit[ray]'"
+
+
+def require_ray() -> None:
+    """A one-line error naming the `ray` extra when Ray cannot be imported; called before any
+    work (and before any shard directory exists)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise LaserError(RAY_MISSING) from None
+
+
 @contextmanager
 def ray_runtime(address: str) -> Iterator[None]:
     """A Ray runtime for the block: this process's own if it has one, else `address`'s
     (shut down afterwards)."""
+    require_ray()
     import ray
     if ray.is_initialized():
         yield
@@ -157,6 +173,10 @@ def stop_actors(actors: list) -> None:
 
 
 def default_work_dir(output: str) -> Path:
+    """A hidden folder beside the output; for stdout, a device or a FIFO, one of this process in
+    the system's temp directory."""
+    if is_stream(output):
+        return Path(tempfile.gettempdir()) / f".laser-{os.getpid()}.shards"
     target = Path(output)
     return target.parent / f".{target.name}.shards"
 
@@ -166,6 +186,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
                       worker_class: type = EmbedWorker) -> tuple[EmbedReport, ShardRun]:
     """`embed_file` on Ray: the same output, bit for bit, from shards embedded by actors; the
     shards finished by an earlier run of the same job in the same work directory are reused."""
+    require_ray()
     check_job(input_path, output_path)
     started = time.perf_counter()
     dtype = np.dtype(np.float16 if options.fp16 else np.float32)

@@ -2,6 +2,7 @@
 its own `.npy` file (atomically), with its threads pinned to its share of the machine."""
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 from dataclasses import dataclass, replace
@@ -70,10 +71,11 @@ def pin_threads(threads: int) -> None:
     no more. (BLAS rounds the last bit of a product by its thread count: a single process gives
     the same bits with the same count, e.g. OMP_NUM_THREADS=1 for one-core workers.)"""
     import faiss
-    import torch
     from threadpoolctl import threadpool_limits
     os.environ["OMP_NUM_THREADS"] = str(threads)  # what ONNX Runtime sessions made later read
-    torch.set_num_threads(threads)
+    if importlib.util.find_spec("torch") is not None:  # an optional extra
+        import torch
+        torch.set_num_threads(threads)
     faiss.omp_set_num_threads(threads)
     threadpool_limits(threads)  # stays in force for the life of the worker
 

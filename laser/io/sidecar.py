@@ -5,7 +5,7 @@ import json
 import os
 from typing import Optional
 
-from .atomic import atomic_text_output
+from .atomic import atomic_text_output, takes_sidecar
 
 SUFFIX = ".json"
 
@@ -15,7 +15,10 @@ def sidecar_path(path: str | os.PathLike) -> str:
 
 
 def write_sidecar(path: str | os.PathLike, record: dict) -> None:
-    """Store `record` as the sidecar of `path`, atomically."""
+    """Store `record` as the sidecar of `path`, atomically; none beside stdout, a device or a
+    FIFO."""
+    if not takes_sidecar(path):
+        return
     with atomic_text_output(sidecar_path(path)) as f:
         json.dump(record, f, indent=2, ensure_ascii=False)
         f.write("\n")

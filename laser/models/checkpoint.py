@@ -1,7 +1,8 @@
 """Safe checkpoint reading: tensors, plain data and known config objects, never arbitrary code.
 
-Checkpoints are read with torch's restricted unpickler (`torch.load(weights_only=True)`), which
-refuses every global outside its allow-list of tensor-rebuilding functions. fairseq checkpoints
+Checkpoints (`torch.save` files, zip or legacy layout) are read without torch by the restricted
+unpickler of `laser.models.torch_format`, which refuses every global outside its allow-list of
+tensor-rebuilding functions; tensors come back as numpy arrays. fairseq checkpoints
 (LASER3) also pickle their config: an `argparse.Namespace`, or omegaconf objects (`DictConfig`,
 `ListConfig`, value nodes and their metadata). Each of those names is mapped to an inert stand-in
 class defined here, which only stores the pickled state; `plain_config` then turns a config into
@@ -12,12 +13,11 @@ from __future__ import annotations
 
 import collections
 import os
-import re
+from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from ..errors import LaserError
+from .torch_format import RefusedGlobal, load
 
 
 class PickledObject:
@@ -67,33 +67,65 @@ STAND_INS: dict[str, Any] = {
     **{f"omegaconf.nodes.{name}": ValueNode for name in _VALUE_NODES},
 }
 
-_GLOBAL_IN_ERROR = re.compile(r"GLOBAL (\S+)|unrecognized function (\S+)|got (<class '[^']+'>)")
 
 
 def read_checkpoint(path: str | os.PathLike) -> Any:
-    """The unpickled content of a `torch.save` file; refuses code, unknown classes, bad files."""
+    """The unpickled content of a `torch.save` file, tensors as numpy arrays; refuses code,
+    unknown classes, bad files."""
     try:
-        with torch.serialization.safe_globals([(cls, name) for name, cls in STAND_INS.items()]):
-            return torch.load(path, map_location="cpu", weights_only=True)
+        return load(path, STAND_INS)
     except FileNotFoundError:
         raise LaserError(f"{path}: encoder checkpoint not found") from None
     except IsADirectoryError:
         raise LaserError(f"{path}: is a directory, not a checkpoint") from None
-    except Exception as error:  # torch.load raises many types on a corrupt file
-        raise _refusal(path, error) from None
+    except RefusedGlobal as refused:
+        raise LaserError(f"{path}: refused: the checkpoint's pickle asks for {refused.name}, "
+                         "which is neither a tensor nor a known config class (read by laser's "
+                         "restricted reader; nothing was executed)") from None
+    except Exception:  # noqa: BLE001 - a corrupt pickle or zip raises many types
+        raise LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
+                         "Python objects beyond tensors and plain data (read by laser's "
+                         "restricted reader; nothing was executed)") from None
 
 
-def _refusal(path: str | os.PathLike, error: Exception) -> LaserError:
-    """One line saying why a checkpoint was not loaded, naming the refused global if any."""
-    found = _GLOBAL_IN_ERROR.search(str(error))
-    if found:
-        name = next(group for group in found.groups() if group)
-        return LaserError(f"{path}: refused: the checkpoint's pickle asks for {name}, which is "
-                          "neither a tensor nor a known config class (loaded with "
-                          "weights_only=True; nothing was executed)")
-    return LaserError(f"{path}: not a loadable checkpoint: corrupt, truncated, or holding "
-                      "Python objects beyond tensors and plain data (loaded with "
-                      "weights_only=True)")
+# --- what the two networks' checkpoints hold ---
+
+REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")
+# The LSTM weights of one layer and direction, as `torch.nn.LSTM` names them.
+WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A BiLSTM checkpoint: the encoder's keyword arguments, its weights, its dictionary."""
+
+    params: dict
+    state: dict
+    dictionary: dict[str, int]
+
+
+def is_transformer_checkpoint(raw: Any) -> bool:
+    """A fairseq checkpoint (`cfg` and `model`), as opposed to a BiLSTM one (`params`)."""
+    return isinstance(raw, dict) and "cfg" in raw and "model" in raw and "params" not in raw
+
+
+def read_bilstm_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read an official-format LASER BiLSTM checkpoint, its weights as numpy arrays."""
+    return bilstm_checkpoint(read_checkpoint(path), path)
+
+
+def bilstm_checkpoint(raw: Any, path: str | os.PathLike) -> Checkpoint:
+    """The BiLSTM checkpoint in what `read_checkpoint` returned, checked."""
+    if isinstance(raw, dict) and "params" not in raw and "cfg" in raw:
+        raise LaserError(f"{path}: a fairseq transformer checkpoint (LASER3), not a BiLSTM one; "
+                         "load it as a model directory with its *.spm and *.cvocab")
+    if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
+        raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary"
+                         " of a BiLSTM, or cfg and model of a fairseq transformer)")
+    missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]
+    if missing:
+        raise LaserError(f"{path}: checkpoint params lack {', '.join(missing)}")
+    return Checkpoint(dict(raw["params"]), raw["model"], dict(raw["dictionary"]))
 
 
 def plain_config(value: Any) -> Any:

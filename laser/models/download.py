@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Optional
+from typing import BinaryIO, Collection, Optional
 
 from tqdm import tqdm
 
@@ -44,21 +44,37 @@ class Expected:
 
 
 def download_model(name: str, base_url: Optional[str] = None, home: Optional[Path] = None,
-                   progress: bool = True, timeout: float = TIMEOUT, retries: int = RETRIES) -> Path:
-    """Download (or complete, or re-verify) the manifest model `name`; return its directory."""
+                   progress: bool = True, timeout: float = TIMEOUT, retries: int = RETRIES,
+                   only: Optional[Collection[str]] = None) -> Path:
+    """Download (or complete, or re-verify) the manifest model `name`, or only its files named
+    in `only`; return its directory. A download that fetched nothing leaves no directory."""
     if name == DEFAULT:
         raise LaserError("default: the shipped model needs no download")
     spec = find_model(name)
     directory = model_path(name, home)
     directory.mkdir(parents=True, exist_ok=True)
-    record = read_record(directory)
-    for file in spec.files:
-        expected = expected_of(file, record.get(file.name))
-        url = mirror_url(file.url, base_url)
-        size, digest = fetch(url, directory / file.name, expected, progress, timeout, retries)
-        record[file.name] = {"url": url, "size": size, "sha256": digest}
-        write_record(directory, name, record)
+    try:
+        record = read_record(directory)
+        for file in spec.files:
+            if only is not None and file.name not in only:
+                continue
+            expected = expected_of(file, record.get(file.name))
+            url = mirror_url(file.url, base_url)
+            size, digest = fetch(url, directory / file.name, expected, progress, timeout, retries)
+            record[file.name] = {"url": url, "size": size, "sha256": digest}
+            write_record(directory, name, record)
+    except BaseException:
+        _remove_if_empty(directory)
+        raise
     return directory
+
+
+def _remove_if_empty(directory: Path) -> None:
+    """Remove `directory` when nothing was downloaded into it (a .part file to resume stays)."""
+    try:
+        directory.rmdir()
+    except OSError:
+        pass
 
 
 def expected_of(file: FileSpec, recorded: Optional[dict]) -> Expected:

@@ -2,7 +2,7 @@
 
 The preprocessing is chosen by the model's files (`laser.models.preprocessing`): Moses + fastBPE
 for LASER1 (`*.fcodes`), SPMApply + SentencePiece for LASER2 and LASER3 (`*.spm`); the network
-by the checkpoint's content (`laser.models.network`): a BiLSTM (LASER1, LASER2) or a fairseq
+by the checkpoint's content (`laser.runtime.network`): a BiLSTM (LASER1, LASER2) or a fairseq
 transformer (LASER3)."""
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from ..errors import LaserError
+from ..optional import require
+from ..runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
+from ..runtime.onnx_cache import cache_bilstm, cached_bilstm
+from ..runtime.onnx_runtime import OnnxEncoder
+from ..runtime.quantize import check_quantize, reduced_precision
+from ..runtime.sequences import EOS, embed_sequences
+from .checkpoint import bilstm_checkpoint
 from .files import ModelFiles
-from .network import BILSTM, Network, load_network
-from .onnx_cache import cache_bilstm, cached_bilstm
-from .onnx_runtime import OnnxEncoder
 from .preprocessing import Preprocessor, preprocessor_for
-from .quantize import check_quantize, reduced_precision
 from .resolve import official_model_dir, resolve_model
-from .sequences import EOS, embed_sequences
 
 DEFAULT_MAX_TOKENS = 12000
 # auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
@@ -66,9 +68,9 @@ class Encoder:
         """Load `model` (a directory or a model name); else the official model of `lang` (its
         LASER3 encoder, else LASER2), downloaded now unless `download=False`; else
         $LASER_MODEL or the shipped default. On the CPU a BiLSTM runs in ONNX Runtime from a
-        cached graph (`runtime="torch"` keeps it in torch; `laser.models.onnx_cache`);
+        cached graph (`runtime="torch"` keeps it in torch; `laser.runtime.onnx_cache`);
         `quantize="int8"` runs the network in int8 on the CPU (faster, vectors within ~0.99
-        cosine of float32; `laser.models.quantize`)."""
+        cosine of float32; `laser.runtime.quantize`)."""
         if model is None and lang is not None:
             return cls(ModelFiles.from_dir(official_model_dir(lang, download)), **options)
         return cls(resolve_model(model), **options)
@@ -166,19 +168,20 @@ def _sentence_list(sentences: Sequence[str]) -> list[str]:
 
 def runnable_network(files: ModelFiles, device: str, quantize: Optional[str],
                      runtime: str) -> Network:
-    """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, without
-    torch, when there is one), else in torch on `device` (int8: dynamic quantization; fp16:
-    float16 weights and activations)."""
+    """The network as it runs: a BiLSTM on the CPU in ONNX Runtime (from its cached graph, or
+    from a graph built from the checkpoint's weights; never torch), else in torch on `device`
+    (int8: dynamic quantization; fp16: float16 weights and activations)."""
     on_onnx = runtime != "torch" and device == "cpu" and quantize != "fp16"
     cached = cached_bilstm(files, quantize) if on_onnx else None
     if cached is not None:
         return cached
-    network = load_network(files)
-    if network.kind == BILSTM and on_onnx:
-        return cache_bilstm(network, files, quantize)
+    checkpoint = read_network_checkpoint(files)
+    if checkpoint.kind == BILSTM and on_onnx:
+        return cache_bilstm(bilstm_checkpoint(checkpoint.raw, files.encoder), files, quantize)
     if runtime == "onnxruntime":
         raise LaserError(f"{files.encoder}: --runtime onnxruntime runs BiLSTM models (LASER1, "
-                         f"LASER2), not this {network.kind}; use --runtime auto or torch")
+                         f"LASER2), not this {checkpoint.kind}; use --runtime auto or torch")
+    network = torch_network(checkpoint, files)
     module = network.module.to(device)
     return replace(network, module=reduced_precision(module, quantize) if quantize else module)
 
@@ -199,7 +202,7 @@ def check_device(name: str) -> str:
     if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
         raise LaserError(f"unknown device {name!r}; choose cpu or cuda")
     if name.startswith("cuda"):
-        import torch
+        torch = require("torch", f"--device {name}")
         if not torch.cuda.is_available():
             raise LaserError("CUDA was asked for but no CUDA device is available")
     return name

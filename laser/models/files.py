@@ -6,7 +6,7 @@
   preprocessing is the official `SPMApply`: Moses normalisation, lower-casing, SentencePiece.
 * LASER3: the files of LASER2 (the `*.cvocab` is then required), with a fairseq transformer
   checkpoint; the files alone do not tell LASER2 from LASER3, the checkpoint does
-  (`laser.models.network`).
+  (`laser.runtime.network`).
 """
 from __future__ import annotations
 

@@ -9,10 +9,9 @@ from typing import Optional
 
 from ..errors import LaserError
 from ..text.flores import flores_codes, flores_names
-from ..text.languages import resolve
+from ..text.languages import LIST_HINT, resolve
 from .registry import ModelSpec, load_manifest
 
-LIST_HINT = "`laser models --languages` lists the supported languages"
 # A language's own encoder comes before the multilingual one.
 PREFERENCE = ("LASER3", "LASER2")
 
@@ -60,8 +59,9 @@ def official_language(lang: str) -> tuple[str, str]:
     """The FLORES-200 code `lang` means and the name of its official model (as above)."""
     codes = flores_codes(lang)
     if not codes:
-        raise LaserError(f"{lang}: unknown language (FLORES-200 code, ISO 639 code or English "
-                         f"name); {LIST_HINT}")
+        resolve(lang)  # an unknown language: its error suggests close ones
+        raise LaserError(f"{lang}: no official LASER2 or LASER3 encoder covers it; pass a model "
+                         f"(e.g. laser2) to embed it anyway; {LIST_HINT}")
     served = {code: models_by_language()[code] for code in codes if code in models_by_language()}
     if not served:
         raise LaserError(f"{lang}: no official LASER2 or LASER3 encoder covers "

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..errors import LaserError
 from .files import ModelFiles
+from ..text.languages import resolve
 from .languages import AmbiguousLanguage, official_language, official_model
 from .registry import DEFAULT, find_model, missing_files, model_path, shipped_model_dir
 
@@ -42,7 +43,10 @@ def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
 
 
 def choose_model(request: ModelRequest) -> ModelChoice:
-    """The model `request` means, by the precedence in the module docstring."""
+    """The model `request` means, by the precedence in the module docstring; an unknown
+    language is refused first, whatever the model."""
+    if request.lang:
+        resolve(request.lang)
     if request.encoder or request.codes or request.spm:
         return ModelChoice(explicit_files(request))
     named = request.model or os.environ.get(MODEL_ENV)

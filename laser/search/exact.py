@@ -12,6 +12,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..optional import require
 from .vectors import Neighbours, Vectors, pair_dots
 
 BLOCK_ROWS = 8192
@@ -91,7 +92,7 @@ PRECISIONS = ("auto", "float32", "float16")
 def _half_product(dim: int) -> _Product:
     """float16 inputs, float32 accumulation (the CPU's fp16/AMX units through torch): the error
     bound covers rounding both inputs, the accumulation of `dim` terms and a float16 result."""
-    import torch
+    torch = require("torch", "float16 similarity products (--precision float16)")
     results: dict[tuple[int, int], torch.Tensor] = {}
 
     def approx(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -119,7 +120,7 @@ def _half_pays_off(dim: int) -> bool:
     import faiss
     try:
         half = _half_product(dim)
-    except ImportError:
+    except LaserError:  # no torch
         return False
     rng = np.random.default_rng(0)
     x, y = (rng.standard_normal((4096, dim), dtype=np.float32) for _ in range(2))

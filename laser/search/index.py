@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..io.atomic import replace_atomically
+from ..io.atomic import replace_atomically, takes_sidecar
 from .vectors import Neighbours, Vectors
 
 if TYPE_CHECKING:
@@ -27,6 +30,8 @@ META_SUFFIX = ".json"
 
 
 META_FORMAT = 1
+# FAISS's k-means asks for this many training points per centroid (min_points_per_centroid).
+POINTS_PER_CENTROID = 39
 
 
 @dataclass
@@ -74,26 +79,70 @@ def build_index(vectors: Vectors, factory: str, metric: str = "cosine",
                 train_size: Optional[int] = None, chunk: int = SEARCH_BATCH,
                 progress: bool = False, seed: int = 0) -> faiss.Index:
     """Train on a random sample when the index needs it, then add every row in chunks."""
-    index = trained_index(vectors, factory, metric, train_size, seed)
+    index = trained_index(vectors, factory, metric, train_size, seed, progress)
     add_rows(index, vectors, chunk, progress)
     return index
 
 
 def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
-                  train_size: Optional[int] = None, seed: int = 0) -> faiss.Index:
-    """An empty index, trained (when it needs it) on a sample of rows drawn with `seed`."""
+                  train_size: Optional[int] = None, seed: int = 0,
+                  progress: bool = False) -> faiss.Index:
+    """An empty index, trained (when it needs it) on a sample of rows drawn with `seed`; with
+    `progress`, a sample too small for its k-means is said once, in one line on stderr."""
     if len(vectors) == 0:
         raise LaserError(f"{vectors.name}: no embeddings to index")
     index = new_index(vectors.dim, factory, metric)
     if not index.is_trained:
         size = min(len(vectors), train_size or default_train_size(index, len(vectors)))
         sample = np.sort(np.random.default_rng(seed).choice(len(vectors), size, replace=False))
+        short = _short_clusterings(index, size)
         try:
-            index.train(vectors.take(sample))
+            with _without_clustering_warnings():
+                index.train(vectors.take(sample))
         except RuntimeError as error:
             raise LaserError(f"cannot train {factory!r} on {size} vectors of {vectors.name}: "
                              f"{str(error).strip().splitlines()[-1]}") from None
+        if short and progress:
+            tqdm.write(f"laser: {vectors.name}: {factory} trained on {size} points for "
+                       f"{short[0]}; under {POINTS_PER_CENTROID} points per centroid may lower "
+                       "recall (more rows or fewer centroids help)", file=sys.stderr)
     return index
+
+
+def _short_clusterings(index: faiss.Index, size: int) -> list[str]:
+    """The k-means runs of training `index` (IVF lists, PQ codebooks) that `size` points leave
+    under FAISS's POINTS_PER_CENTROID, as `16 lists`."""
+    import faiss
+    try:
+        ivf = faiss.extract_index_ivf(index)
+    except RuntimeError:
+        ivf = None
+    runs = [] if ivf is None else [(ivf.nlist, "lists")]
+    pq = getattr(faiss.downcast_index(index if ivf is None else ivf), "pq", None)
+    if pq is not None:
+        runs.append((pq.ksub, "PQ centroids"))
+    return [f"{centroids} {what}" for centroids, what in runs
+            if size < centroids * POINTS_PER_CENTROID]
+
+
+@contextmanager
+def _without_clustering_warnings() -> Iterator[None]:
+    """FAISS's k-means prints `WARNING clustering ...` lines from C++ straight to file descriptor
+    2 (one per PQ sub-quantizer, per OPQ iteration): while training, stderr goes to a temp file,
+    and whatever else was printed there is passed on afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            others = [line for line in captured.read().decode("utf-8", "replace").splitlines(True)
+                      if not line.startswith("WARNING clustering")]
+            sys.stderr.write("".join(others))
 
 
 def add_rows(index: faiss.Index, vectors: Vectors, chunk: int = SEARCH_BATCH,
@@ -116,9 +165,12 @@ def meta_path(index_path: str | os.PathLike) -> Path:
 
 
 def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> None:
-    """Write the index and its metadata sidecar, each through a temp file renamed on success."""
+    """Write the index and its metadata sidecar, each through a temp file renamed on success
+    (to stdout, a device or a FIFO: the index alone)."""
     import faiss
     replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
+    if not takes_sidecar(path):
+        return
 
     def write_meta(tmp: str) -> None:
         Path(tmp).write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")

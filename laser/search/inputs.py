@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional
 import numpy as np
 
 from ..errors import LaserError
+from ..io.atomic import is_stream
 from ..io.embeddings import open_embeddings
 from ..io.sidecar import embeddings_model
 
@@ -73,5 +74,6 @@ def sentence_embeddings(source: EmbeddingSource, encoder: EncoderLoader,
 
 
 def work_dir(output: str) -> Optional[str]:
-    """Where temporary embeddings go: beside the output file (stdout: the system temp dir)."""
-    return None if output == "-" else os.path.dirname(os.path.abspath(output))
+    """Where temporary embeddings go: beside the output file (stdout, a device or a FIFO: the
+    system temp dir)."""
+    return None if is_stream(output) else os.path.dirname(os.path.abspath(output))

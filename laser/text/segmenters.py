@@ -7,9 +7,10 @@ from typing import Callable
 from ..errors import LaserError
 
 
-def _missing(package: str, language: str, extra: str) -> LaserError:
-    return LaserError(f"{language} text needs the '{package}' package: "
-                      f"pip install 'laser-toolkit[{extra}]'")
+def _missing(package: str, language: str) -> LaserError:
+    """jieba, mecab-python3 and ipadic are dependencies of laser-toolkit: one went missing."""
+    return LaserError(f"{language} text needs the '{package}' package, a dependency of "
+                      f"laser-toolkit that is not installed: pip install {package}")
 
 
 @lru_cache(maxsize=None)
@@ -18,7 +19,7 @@ def jieba_segmenter() -> Callable[[str], str]:
     try:
         import jieba
     except ImportError:
-        raise _missing("jieba", "Chinese", "zh") from None
+        raise _missing("jieba", "Chinese") from None
     jieba.setLogLevel(60)
     tokenizer = jieba.Tokenizer()
     return lambda line: " ".join(tokenizer.cut(line, cut_all=False, HMM=True))
@@ -30,11 +31,11 @@ def mecab_segmenter() -> Callable[[str], str]:
     try:
         import MeCab
     except ImportError:
-        raise _missing("mecab-python3", "Japanese", "ja") from None
+        raise _missing("mecab-python3", "Japanese") from None
     try:
         import ipadic
     except ImportError:
-        raise _missing("ipadic", "Japanese", "ja") from None
+        raise _missing("ipadic", "Japanese") from None
     tagger = MeCab.Tagger(f"-O wakati {ipadic.MECAB_ARGS}")
     return lambda line: tagger.parse(line).rstrip("\n")
 

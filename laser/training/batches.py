@@ -11,7 +11,7 @@ from typing import Iterator, Mapping, Optional, Sequence
 import numpy as np
 import torch
 
-from ..models.sequences import EOS, PAD
+from ..runtime.sequences import EOS, PAD
 from .prepare import language_weights
 from .topics import TopicGrouping, group_by_topic
 

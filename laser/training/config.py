@@ -1,6 +1,7 @@
 """Training settings, kept free of heavy imports so the command line starts fast."""
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -113,7 +114,28 @@ def pieces_for(piece_sentences: Optional[int], device: str) -> int:
 def check_bf16(bf16: bool, device: str) -> None:
     """Refuse `--bf16` off the CPU: on CUDA, torch's autocast runs cuDNN's LSTMs in float16
     whatever dtype it is given (an H200 ran them so), and float16 without loss scaling lets
-    small gradients vanish."""
-    if bf16 and str(device) != "cpu":
+    small gradients vanish. Refuse it too on a CPU where torch has no bfloat16 LSTM."""
+    if not bf16:
+        return
+    if str(device) != "cpu":
         raise LaserError(f"--bf16 runs on the CPU only: on {device} torch's autocast would run "
                          "the LSTMs in float16; train in float32 there")
+    if not cpu_runs_bf16_lstms():
+        raise LaserError("--bf16: torch cannot run LSTMs in bfloat16 on this CPU (its oneDNN "
+                         "kernels need AVX-512 BF16 or AMX); train in float32 here")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_runs_bf16_lstms() -> bool:
+    """Whether a tiny LSTM runs forward and backward under bfloat16 autocast on this CPU
+    (oneDNN refuses on CPUs without bfloat16 instructions, such as AVX2-only AMD EPYCs)."""
+    import torch  # only when --bf16 is asked for: the command line starts without torch
+
+    lstm = torch.nn.LSTM(4, 4)
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            output, _ = lstm(torch.zeros(2, 1, 4))
+        output.float().sum().backward()
+    except RuntimeError:
+        return False
+    return True

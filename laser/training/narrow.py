@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ..models.bilstm import WEIGHT_NAMES, BiLSTMEncoder, max_pool
+from ..runtime.bilstm import WEIGHT_NAMES, BiLSTMEncoder, max_pool
 
 GATES = 4  # input, forget, cell, output: the row blocks of an nn.LSTM's weights
 

@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..models.sequences import BOS, EOS, PAD, UNK, sentence_ids
+from ..runtime.sequences import BOS, EOS, PAD, UNK, sentence_ids
 from ..subwords.fastbpe import BPE
 from ..subwords.bpe_learn import add_words, learn_codes, subword_counts, write_codes, write_vocab
 from .corpus import PairFile, read_tokenized

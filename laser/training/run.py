@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
@@ -156,6 +157,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
         raise LaserError(f"--topic-band {config.topic_band} is more than --pool-batches "
                          f"{config.pool_batches}: a band is cut from one pool")
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
+    if dev_dir is None:
+        warn_no_dev("the corpus has no dev/ folder and no --dev was given")
     init = init_files(config.init) if config.init else None
     if bpe.grow:
         check_growth(init, bpe.merges)
@@ -168,6 +171,8 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
                            config.pool_batches, _topic_grouping(targets, work, config))
     evaluated = largest_languages(pairs, prepared.dev_languages, eval_languages)
     dev = dev_sets(load_pairs(work / "ids-dev", evaluated), dev_limit) if evaluated else {}
+    if not dev and dev_dir is not None:
+        warn_no_dev(f"{dev_dir} has no pairs of the trained languages")
     if not dev:
         config.eval_every = config.steps  # no dev data: export at the end
     trainer = Trainer(config, sampler, dev, prepared.dictionary, work, device, progress, targets)
@@ -179,6 +184,12 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     if keep_last or not dev:
         export(trainer.model)
     return trainer
+
+
+def warn_no_dev(reason: str) -> None:
+    """Say once, before training, that no dev evaluation will choose the exported model."""
+    warnings.warn(f"no dev evaluation: {reason}; the last step's model is exported",
+                  stacklevel=3)
 
 
 def set_threads(threads: Optional[int]) -> None:

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import LaserError
-from ..models.bilstm import BiLSTMEncoder
+from ..runtime.bilstm import BiLSTMEncoder
 from ..models.encoder import Encoder
 from ..models.files import ModelFiles
 from ..subwords.fastbpe import read_vocab

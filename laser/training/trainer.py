@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..models.bilstm import BiLSTMEncoder
-from ..models.sequences import PAD, embed_sequences
+from ..runtime.bilstm import BiLSTMEncoder
+from ..runtime.sequences import PAD, embed_sequences
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
 from ..eval.xsim import xsim_errors
@@ -198,9 +198,10 @@ def _embed_pieces(model: nn.Module, pieces: Sequence[Piece], config: "TrainConfi
 
 
 def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mapping,
-                        device: torch.device, progress: bool) -> tuple[torch.Tensor, float]:
+                        device: torch.device, progress: bool
+                        ) -> tuple[torch.Tensor, Optional[float]]:
     """Token embeddings aligned across languages by `bow_steps` of bag-of-subwords training,
-    and that model's dev error."""
+    and that model's dev error (None without dev pairs)."""
     torch.manual_seed(config.seed)
     model = BagOfSubwords(config.vocab_size, config.embed_dim).to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=config.bow_lr)
@@ -209,7 +210,7 @@ def pretrain_embeddings(config: "TrainConfig", sampler: BatchSampler, dev: Mappi
     for step in tqdm(range(config.bow_steps), desc="bag-of-subwords pretraining", unit="step",
                      file=sys.stderr, disable=not progress, dynamic_ncols=True):
         _optimise(model, optimizer, schedule, step, sampler.batch(step), device)
-    error = average_error(dev_errors(model, dev, device)) if dev else math.nan
+    error = average_error(dev_errors(model, dev, device)) if dev else None
     return model.embed_tokens.weight.detach().cpu(), error
 
 
@@ -235,6 +236,17 @@ def dev_errors(model: nn.Module, dev: Mapping[str, tuple[list, list]],
 
 def average_error(errors: Mapping[str, tuple[float, float]]) -> float:
     return float(np.mean([(a + b) / 2 for a, b in errors.values()]))
+
+
+def _finite(value):
+    """`value` with every NaN or infinite float (in dicts and lists) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def save_laser_checkpoint(model: BiLSTMEncoder, dictionary: dict[str, int], path: Path,
@@ -355,15 +367,16 @@ class Trainer:
         if not self.bow_path.exists():
             weights, error = pretrain_embeddings(self.config, self.sampler, self.dev,
                                                  self.device, self.progress)
-            self._log({"stage": "bag-of-subwords", "steps": self.config.bow_steps,
-                       "average_error": error})
+            record = {"stage": "bag-of-subwords", "steps": self.config.bow_steps}
+            self._log(record if error is None else {**record, "average_error": error})
             _atomic_torch_save(weights, self.bow_path)
         with torch.no_grad():
             self.model.embed_tokens.weight.copy_(torch.load(self.bow_path, weights_only=True))
 
     def _log(self, record: dict) -> None:
+        """One line of strict JSON (a diverged, non-finite loss is written as null)."""
         with open(self.log_path, "a", encoding="utf-8") as log:
-            log.write(json.dumps(record) + "\n")
+            log.write(json.dumps(_finite(record), allow_nan=False) + "\n")
 
     def save(self) -> None:
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -413,7 +426,7 @@ class Trainer:
                 bar.update(1)
                 bar.set_postfix(loss=f"{smoothed:.3f}",
                                 pairs_s=f"{pairs / (time.time() - started):.0f}", refresh=False)
-                if self.step % config.eval_every == 0 or self.step == config.steps:
+                if (self.step % config.eval_every == 0 or self.step == config.steps) and self.dev:
                     error = self.evaluate(loss=smoothed,
                                           pairs_per_second=pairs / (time.time() - started))
                     bar.write(f"step {self.step}: dev xsim error {100 * error:.2f}% "
@@ -421,6 +434,9 @@ class Trainer:
                     if error < self.best_error:
                         self.best_error = error
                         on_new_best(self.model)
+                elif self.step == config.steps:
+                    self._log({"step": self.step, "time": time.time(), "loss": smoothed,
+                               "pairs_per_second": pairs / (time.time() - started)})
                 if self.step % config.checkpoint_every == 0 or self.step == config.steps:
                     self.save()
         bar.close()

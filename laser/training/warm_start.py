@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import torch
 
 from ..errors import LaserError
-from ..models.bilstm import BiLSTMEncoder, load_checkpoint
+from ..runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
 from ..models.resolve import model_directory
 from ..subwords.fastbpe import BPE, CONTINUATION, read_codes

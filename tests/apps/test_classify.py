@@ -74,11 +74,10 @@ def test_same_seed_same_classifier(classifier, sib, default_encoder):
     model = ModelId.of(default_encoder.files)
     again = Classifier.train(sib["train"], model, sib["dev"], TrainOptions(seed=1))
     assert again.predict(sib["de"].vectors) == classifier.predict(sib["de"].vectors)
-    for name, weights in classifier.network.state_dict().items():
-        assert np.array_equal(weights.numpy(), again.network.state_dict()[name].numpy())
+    for name, weights in classifier.network.state().items():
+        assert np.array_equal(weights, again.network.state()[name])
     other = Classifier.train(sib["train"], model, sib["dev"], TrainOptions(seed=2, epochs=3))
-    assert not np.array_equal(other.network[1].weight.detach().numpy(),
-                              classifier.network[1].weight.detach().numpy())
+    assert not np.array_equal(other.network.hidden_weight, classifier.network.hidden_weight)
 
 
 @pytest.mark.slow
@@ -88,6 +87,21 @@ def test_saved_classifier_predicts_the_same(classifier, classifier_dir, sib):
     record = json.loads((classifier_dir / "classifier.json").read_text())
     assert record["model_name"] == loaded.model.name == "laser-default-v2"
     assert loaded.predict(sib["de"].vectors) == classifier.predict(sib["de"].vectors)
+
+
+def test_numpy_prediction_equals_the_torch_network():
+    """Saved classifiers predict without torch; the numpy MLP computes what torch's does."""
+    torch = pytest.importorskip("torch")
+    from laser.apps.classify import MLPWeights
+    from laser.apps.mlp import build
+    torch.manual_seed(0)
+    network = build(16, 5, 32, 0.3).eval()
+    x = np.random.default_rng(0).standard_normal((200, 16)).astype(np.float32)
+    with torch.no_grad():
+        expected = network(torch.from_numpy(x)).numpy()
+    logits = MLPWeights.of_state(network.state_dict()).logits(x)
+    assert np.abs(logits - expected).max() < 1e-5
+    assert np.array_equal(logits.argmax(axis=1), expected.argmax(axis=1))
 
 
 @pytest.mark.slow

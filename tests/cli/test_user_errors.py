@@ -183,21 +183,43 @@ def test_embed_reads_pipes(tmp_path):
                                rtol=0, atol=1e-5)
 
 
-def test_unknown_language_is_one_warning_line(tmp_path):
+@pytest.mark.parametrize("command", [
+    ["embed", "{source}", "-o", "{out}", "-q", *MODEL],
+    ["embed", "{source}", "-o", "{out}", "-q"],  # the language would choose the model
+    ["preprocess", "{source}", "-o", "{out}", *MODEL],
+])
+def test_unknown_language_is_an_error_suggesting_close_ones_as_in_python(tmp_path, command):
     source = tmp_path / "in.txt"
-    source.write_text("nuqneH\n", encoding="utf-8")
-    result = run("embed", source, "-o", tmp_path / "out.npy", "-l", "klingon", "-q", *MODEL)
-    assert result.exit_code == 0
-    assert result.stderr.splitlines() == [
-        "laser: warning: unknown language code 'klingon': using the generic Moses rules"]
+    source.write_text("Bonjour.\n", encoding="utf-8")
+    out = tmp_path / "out.file"
+    args = [str(a).replace("{source}", str(source)).replace("{out}", str(out)) for a in command]
+    line = one_error_line(run(*args, "-l", "frnch"))
+    message = ("frnch: unknown language (did you mean fra (French)?); `laser models --languages` "
+               "lists the supported languages")
+    assert line == f"laser: error: {message}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.txt"]
+    with pytest.raises(LaserError) as from_load:
+        Encoder.load(lang="frnch")
+    with pytest.raises(LaserError) as from_encode:
+        Encoder.load(str(PARITY_MODEL)).encode(["Bonjour."], lang="frnch")
+    assert str(from_load.value) == str(from_encode.value) == message
 
 
 def test_embed_ends_with_a_summary_unless_quiet(tmp_path):
     result = run("embed", FRENCH, "-o", tmp_path / "fr.npy", "-l", "fr", *MODEL)
     summary = result.stderr.splitlines()[-1]
     match = re.fullmatch(rf"wrote 400 x 80 float32 embeddings to {re.escape(str(tmp_path))}"
-                         r"/fr.npy in (\d+\.\d) s \(([\d,]+) sentences/s\) with the model in "
-                         + re.escape(str(PARITY_MODEL)), summary)
-    assert match, summary
+                         r"/fr.npy in (\d+\.\d s|[\d.]+ ms) \(([\d,]+) sentences/s\) with the "
+                         r"model in " + re.escape(str(PARITY_MODEL)), summary)
+    assert match and match.group(1) != "0.0 s", summary
     quiet = run("embed", FRENCH, "-o", tmp_path / "q.npy", "-l", "fr", "-q", *MODEL)
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.0, "0 ms"), (0.0004123, "0.412 ms"), (0.03, "30 ms"), (0.9994, "999 ms"),
+    (1.0, "1.0 s"), (12.34, "12.3 s"), (3600.0, "3600.0 s"),
+])
+def test_durations_keep_their_precision_under_a_second(seconds, text):
+    from laser.pipeline import duration_text
+    assert duration_text(seconds) == text

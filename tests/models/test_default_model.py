@@ -12,7 +12,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from laser.models.bilstm import load_checkpoint
+from laser.runtime.bilstm import load_checkpoint
 from laser.cli import main
 from laser.models.encoder import Encoder
 from laser.eval.xsim import xsim_errors

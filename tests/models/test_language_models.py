@@ -119,13 +119,16 @@ def test_precedence_model_then_env_then_downloaded_official_then_default(server,
     assert provenance["model_files"]["codes"] == str(PARITY_MODEL / "bpe.fcodes")
     assert stderr[0] == NOTE and len(stderr) == 2  # the note, once, then the summary
     stderr, _ = embed(sentences, tmp_path / "b.npy", "ibo_Latn", "-q")
-    assert stderr == [NOTE]
-    stderr, _ = embed(sentences, tmp_path / "c.npy", "vulcan", "-q")  # no official model: no note
-    assert stderr == ["laser: warning: unknown language code 'vulcan': using the generic Moses "
-                      "rules"]
+    assert stderr == []  # quiet
+    stderr, _ = embed(sentences, tmp_path / "b.npy", "ibo_Latn")
+    assert stderr[0] != NOTE and len(stderr) == 1  # said once already: only the summary
+    stderr, _ = embed(sentences, tmp_path / "c.npy", "ang")  # no official model: no note
+    assert len(stderr) == 1
     stderr, _ = embed(sentences, tmp_path / "d.npy", "kashmiri", "-q")
-    assert stderr == ["laser: using the shipped default model; kashmiri may mean kas_Arab "
-                      "(kashmiri), kas_Deva (kashmiri); pass one of these codes"]
+    assert stderr == []
+    stderr, _ = embed(sentences, tmp_path / "d.npy", "kashmiri")
+    assert stderr[0] == ("laser: using the shipped default model; kashmiri may mean kas_Arab "
+                         "(kashmiri), kas_Deva (kashmiri); pass one of these codes")
 
     assert run("download", "laser2", "-q", "--base-url", server.url).exit_code == 0
     _, provenance = embed(sentences, tmp_path / "e.npy", "fr", "-q")
@@ -182,3 +185,38 @@ def test_explicit_encoder_and_sentencepiece_paths(home, sentences, tmp_path):
     ]:
         result = run("embed", sentences, "-o", tmp_path / "z.npy", "-l", "en", *options)
         assert result.exit_code == 1 and message in result.stderr, result.output
+
+
+def _closed_port_url() -> str:
+    """The URL of a 127.0.0.1 port nothing listens on: every download is refused."""
+    import socket
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{free.getsockname()[1]}"
+
+
+def test_offline_requests_leave_no_empty_model_directory(home, sentences, tmp_path, monkeypatch):
+    closed = _closed_port_url()
+    result = run("download", "--lang", "igbo", "-q", "--base-url", closed)
+    assert result.exit_code == 1 and "connection refused" in result.stderr
+    monkeypatch.setenv("LASER_DOWNLOAD_URL", closed)
+    with pytest.raises(LaserError, match="connection refused"):
+        Encoder.load(lang="igbo")
+    with pytest.raises(LaserError, match="connection refused"):
+        initialize_tokenizer(lang="igbo")
+    assert not home.exists() or list(home.iterdir()) == []
+
+
+def test_a_tokenizer_downloads_only_the_sentencepiece_files(server, home, monkeypatch):
+    monkeypatch.setenv("LASER_DOWNLOAD_URL", server.url)
+    tokenizer = initialize_tokenizer(lang="igbo")
+    assert sorted(path for path, _ in server.requests) == [NLLB + "laser2.cvocab",
+                                                           NLLB + "laser2.spm"]
+    assert sorted(path.name for path in (home / "laser3-ibo_Latn").iterdir()) == [
+        RECORD, "laser2.cvocab", "laser2.spm"]
+    assert [tokenizer.tokenize(SENTENCES[0])] == Encoder.load(str(PARITY2_MODEL)).preprocessor(
+        SENTENCES[:1], "en")
+    assert initialize_tokenizer(lang="igbo").spm_model == tokenizer.spm_model  # from the cache
+    initialize_encoder(lang="igbo")  # the checkpoint now, and nothing fetched twice
+    assert sorted(path for path, _ in server.requests) == [
+        NLLB + "laser2.cvocab", NLLB + "laser2.spm", NLLB + "laser3-ibo_Latn.v1.pt"]

@@ -41,10 +41,15 @@ def test_languages_resolve_to_their_official_model(lang, model):
 
 
 def test_unknown_unserved_and_ambiguous_languages_are_one_line_errors():
-    with pytest.raises(LaserError, match=r"^xx: unknown language \(FLORES-200 code, ISO 639 code "
-                                         r"or English name\); `laser models --languages` lists "
-                                         r"the supported languages$"):
+    with pytest.raises(LaserError, match=r"^xx: unknown language \(an ISO 639 code, a FLORES-200 "
+                                         r"code or an English name\); `laser models --languages` "
+                                         r"lists the supported languages$"):
         official_model("xx")
+    with pytest.raises(LaserError, match=r"^frnch: unknown language \(did you mean fra "
+                                         r"\(French\)\?\)"):
+        official_model("frnch")
+    with pytest.raises(LaserError, match=r"^ang: no official LASER2 or LASER3 encoder covers it"):
+        official_model("ang")  # Old English: an ISO 639-3 code outside FLORES-200
     with pytest.raises(LaserError, match=r"^norwegian nynorsk: no official LASER2 or LASER3 "
                                          r"encoder covers nno_Latn; pass a model \(e\.g\. "
                                          r"laser2\)"):

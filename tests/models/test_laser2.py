@@ -18,7 +18,7 @@ from laser.models.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.models.preprocessing import SentencePiecePreprocessor
 
-from conftest import PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, fixture_language, \
+from conftest import needs_torch, PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, fixture_language, \
     read_fixture_lines
 
 EXPECTED = PARITY2 / "expected"
@@ -77,7 +77,7 @@ def test_score_ties_are_broken_as_spm_encode_breaks_them(laser2_encoder):
 
 @pytest.mark.device
 @pytest.mark.parametrize("stem", PARITY2_STEMS)
-@pytest.mark.parametrize("runtime", ["auto", "torch"])
+@pytest.mark.parametrize("runtime", ["auto", pytest.param("torch", marks=needs_torch)])
 def test_embeddings_match_the_official_encoder(laser2_encoder, device, stem, runtime):
     encoder = laser2_encoder if runtime == "auto" else _torch_encoder(device)
     got = encoder.encode(_inputs(stem), fixture_language(stem))

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.bilstm import load_checkpoint
+from laser.runtime.bilstm import load_checkpoint, torch_tensors
 from laser.models.checkpoint import plain_config, read_checkpoint
 from laser.models.encoder import Encoder, TruncationWarning
 from laser.models.files import ModelFiles
@@ -111,6 +111,7 @@ def test_learned_positions_beyond_the_table_are_a_clear_error(tmp_path):
     raw = read_checkpoint(model_dir("B") / "laser3-B.pt")
     cfg = plain_config(raw["cfg"]["model"])
     raw["cfg"]["model"] = argparse.Namespace(**{**cfg, "max_source_positions": 8})
+    raw["model"] = torch_tensors(raw["model"])  # read_checkpoint gives numpy arrays
     raw["model"]["embed_positions.weight"] = raw["model"]["embed_positions.weight"][:10]
     directory = _model_copy(tmp_path, "B", raw)
     encoder = Encoder.load(str(directory))

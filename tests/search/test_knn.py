@@ -12,7 +12,7 @@ from laser.search.exact import exact_knn
 from laser.search.index import IndexMeta, build_index, check_queries, load_index, save_index, search
 from laser.search.vectors import Neighbours, Vectors
 
-from conftest import PARITY, PARITY_MODEL
+from conftest import PARITY, PARITY_MODEL, needs_torch
 
 
 def unit_rows(rows: int, dim: int, seed: int) -> np.ndarray:
@@ -35,7 +35,7 @@ def brute_force(x: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return np.take_along_axis(sims, ids, axis=1), ids
 
 
-@pytest.mark.parametrize("precision", ["float32", "float16"])
+@pytest.mark.parametrize("precision", ["float32", pytest.param("float16", marks=needs_torch)])
 @pytest.mark.parametrize("nx, ny, k, block", [
     (50, 70, 4, 8), (70, 50, 3, 16), (40, 40, 1, 4), (9, 5, 10, 4), (300, 200, 5, 64),
     (33, 47, 4, 8192)])
@@ -49,7 +49,7 @@ def test_exact_knn_matches_brute_force_both_ways(nx, ny, k, block, precision):
         np.testing.assert_allclose(found.sims, sims, atol=1e-6)
 
 
-@pytest.mark.parametrize("precision", ["float32", "float16"])
+@pytest.mark.parametrize("precision", ["float32", pytest.param("float16", marks=needs_torch)])
 @pytest.mark.parametrize("block", [4, 6, 100])
 def test_exact_knn_ties_go_to_the_lower_row(block, precision):
     x, y = sign_rows(30, 16, 3), sign_rows(45, 16, 4)
@@ -61,6 +61,7 @@ def test_exact_knn_ties_go_to_the_lower_row(block, precision):
         np.testing.assert_array_equal(found.sims, sims.astype(np.float32))
 
 
+@needs_torch  # float16 products run in torch
 def test_half_precision_screening_keeps_float32_results_among_near_ties():
     """Similarities closer than float16 can tell apart: the re-scored result is float32's."""
     rng = np.random.default_rng(12)

@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from laser.errors import LaserError
-from laser.text.languages import UnknownLanguageWarning, resolve
+from laser.text.languages import UnknownLanguage, resolve
 from laser.text.moses import (_NON_PRINTING, APOSTROPHE_DEFAULT, APOSTROPHE_RULES,
                               COMMA_RULES, PerlPunctNormalizer, PerlTokenizer, _required_text,
                               apply_rules, remove_non_printing, split_commas)
@@ -34,7 +34,6 @@ def test_tokenisation_matches_official_output(stem):
 ])
 def test_language_codes_resolve(code, moses):
     assert resolve(code).moses == moses
-    assert resolve(code).known
 
 
 def test_segmenters_and_romanisation_follow_language():
@@ -43,10 +42,20 @@ def test_segmenters_and_romanisation_follow_language():
     assert resolve("ell").romanize and not resolve("en").romanize
 
 
-def test_unknown_language_falls_back_with_warning():
-    with pytest.warns(UnknownLanguageWarning):
-        tokenizer = Tokenizer("xx-notalanguage")
-    assert tokenizer("Hello, world!") == "hello , world !"
+def test_unknown_language_is_an_error_suggesting_close_ones():
+    with pytest.raises(UnknownLanguage, match=r"^xx-notalanguage: unknown language \(an ISO 639 "
+                                              r"code, a FLORES-200 code or an English name\)"):
+        Tokenizer("xx-notalanguage")
+    with pytest.raises(UnknownLanguage, match=r"^frnch: unknown language \(did you mean fra "
+                                              r"\(French\)\?\); `laser models --languages` "
+                                              r"lists the supported languages$"):
+        Tokenizer("frnch")
+
+
+@pytest.mark.parametrize("code", ["ber", "kzj", "toki", "tlh", "ang", "en-US", "zh-Hant",
+                                  "cmn_Hani", "Central Kurdish", "IGBO"])
+def test_codes_of_the_laser_data_and_every_iso_code_stay_accepted(code):
+    assert "world" in Tokenizer(code)("Hello, world!")
 
 
 def test_non_printing_characters_become_spaces():
@@ -122,7 +131,7 @@ def test_missing_segmenter_gives_install_hint(monkeypatch):
 
     segmenters.jieba_segmenter.cache_clear()
     monkeypatch.setattr(builtins, "__import__", no_jieba)
-    with pytest.raises(LaserError, match=r"pip install 'laser-toolkit\[zh\]'"):
+    with pytest.raises(LaserError, match=r"a dependency of laser-toolkit that is not installed: pip install jieba$"):
         segmenters.jieba_segmenter()
     monkeypatch.undo()
     segmenters.jieba_segmenter.cache_clear()

@@ -6,7 +6,7 @@ from itertools import islice
 import numpy as np
 import torch
 
-from laser.models.sequences import EOS, PAD
+from laser.runtime.sequences import EOS, PAD
 from laser.training.batches import (BatchSampler, LanguagePairs, TokenArrays, dev_sets,
                                     prefetched)
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from laser.errors import LaserError
-from laser.models.bilstm import BiLSTMEncoder, load_checkpoint
+from laser.runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from laser.models.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.training.config import BPEConfig, TrainConfig

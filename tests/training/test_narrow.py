@@ -4,7 +4,7 @@ changes nothing else."""
 import pytest
 import torch
 
-from laser.models.bilstm import BiLSTMEncoder
+from laser.runtime.bilstm import BiLSTMEncoder
 from laser.training.narrow import GATES, narrowed, unit_scores
 
 HIDDEN = 6

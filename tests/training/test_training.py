@@ -4,6 +4,7 @@ and the batch sampler."""
 import gzip
 import itertools
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from laser.models.bilstm import BiLSTMEncoder, load_checkpoint
+from laser.runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from laser.cli import main
 from laser.models.encoder import Encoder
 from laser.errors import LaserError
@@ -19,7 +20,8 @@ from laser.models.files import ModelFiles
 from laser.models.registry import shipped_model_dir
 from laser.subwords.fastbpe import BPE
 from laser.training.corpus import find_pair_files, read_pairs
-from laser.training.config import CPU_PIECE_SENTENCES, TrainConfig, pieces_for
+from laser.training.config import (CPU_PIECE_SENTENCES, TrainConfig, cpu_runs_bf16_lstms,
+                                   pieces_for)
 from laser.training.batches import Batch
 from laser.training.warm_start import pieces
 from laser.training.trainer import (Trainer, _optimise, backward_loss, encoder_params,
@@ -112,6 +114,26 @@ def test_trained_model_is_an_official_checkpoint_that_embeds(tiny_corpus, tmp_pa
     assert [record["step"] for record in evaluations[1:]] == [4, 8]
     assert all(0 <= record["average_error"] <= 1 for record in evaluations)
     assert log[-1]["event"] == "end" and log[-1]["steps_run"] == 8
+
+
+def _strict_json(line: str):
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_a_corpus_without_dev_says_so_once_and_never_reports_nan(tiny_corpus, tmp_path):
+    result = train(tiny_corpus / "train", tmp_path / "work", tmp_path / "model", 4)
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("laser: warning: no dev evaluation: the corpus has no dev/ folder and no "
+                        "--dev was given; the last step's model is exported")
+    assert sum("dev evaluation" in line for line in lines) == 2  # the warning and the last line
+    assert lines[-1] == f"step 4: no dev evaluation; the last step's model in {tmp_path / 'model'}"
+    assert not re.search(r"\b(nan|inf)\b|empty slice", result.stderr, re.IGNORECASE)
+    log = [_strict_json(line) for line in (tmp_path / "work" / "log.jsonl").read_text().splitlines()]
+    assert not any("average_error" in record for record in log)
+    assert log[-2]["step"] == 4 and log[-2]["loss"] > 0
+    assert ModelFiles.from_dir(tmp_path / "model").encoder.name == "tiny.pt"
 
 
 def test_run_interrupted_partway_resumes_at_its_checkpoint(tiny_corpus, tmp_path, steps_taken):
@@ -314,8 +336,7 @@ def test_fresh_encoder_round_trips_through_official_state():
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_bf16_runs_the_network_in_bfloat16_and_still_learns(bf16, device):
-    if bf16 and device != "cpu":
-        pytest.skip("--bf16 is refused off the CPU")
+    skip_unless_bf16_runs(bf16, device)
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, lr=1e-2, warmup=1,
                          steps=40, bf16=bf16)
@@ -347,8 +368,7 @@ def _padded_batch(sentences: int, vocab: int) -> Batch:
 @pytest.mark.device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_chunked_embedding_gives_the_whole_batchs_gradients(bf16, device):
-    if bf16 and device != "cpu":
-        pytest.skip("--bf16 is refused off the CPU")
+    skip_unless_bf16_runs(bf16, device)
     torch.manual_seed(0)
     config = TrainConfig(vocab_size=60, embed_dim=16, hidden_size=12, num_layers=2, bf16=bf16)
     model = BiLSTMEncoder(encoder_params(config)).to(device).train()
@@ -548,7 +568,15 @@ def test_keep_last_exports_the_last_steps_weights(tiny_corpus, tmp_path):
         assert all(torch.equal(exported[name], t) for name, t in last.items()) == equal, keep
 
 
+def skip_unless_bf16_runs(bf16: bool, device: str) -> None:
+    if bf16 and device != "cpu":
+        pytest.skip("--bf16 is refused off the CPU")
+    if bf16 and not cpu_runs_bf16_lstms():
+        pytest.skip("this CPU has no bfloat16 LSTM; the refusal is tested instead")
+
+
 def test_bf16_run_exports_the_usual_checkpoint(tiny_corpus, tmp_path):
+    skip_unless_bf16_runs(True, "cpu")
     train(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
     assert read_log(tmp_path / "work")[1]["bf16"] is True
     checkpoint = load_checkpoint(ModelFiles.from_dir(tmp_path / "model").encoder)
@@ -565,6 +593,15 @@ def test_bf16_off_the_cpu_is_refused_before_any_work(tiny_corpus, tmp_path):
     assert "--bf16 runs on the CPU only" in result.output and "Traceback" not in result.output
     with pytest.raises(LaserError, match="CPU only"):
         Trainer(TrainConfig(bf16=True), None, {}, {}, tmp_path, device="cuda:0")
+
+
+def test_bf16_on_a_cpu_without_bfloat16_lstms_is_refused_before_any_work(tiny_corpus, tmp_path):
+    if cpu_runs_bf16_lstms():
+        pytest.skip("this CPU runs bfloat16 LSTMs; the bf16 runs are tested instead")
+    result = invoke(tiny_corpus, tmp_path / "work", tmp_path / "model", 4, "--bf16")
+    assert result.exit_code != 0 and not (tmp_path / "work").exists()
+    assert "--bf16: torch cannot run LSTMs in bfloat16 on this CPU" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_recipe_sets_the_settings_it_names_and_the_command_line_wins(tiny_corpus, tmp_path):

@@ -12,8 +12,8 @@ max-pooling masks the padded steps to -inf. torch orders the gates i, f, g, o; O
 (c = torch's g), and takes both biases as one row `B = [Wb, Rb]`.
 
 `quantize_int8` turns each LSTM into ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights,
-activations quantized per call); embeddings stay float32, as in `laser.models.quantize`.
-`laser.models.onnx_runtime` runs either graph without torch.
+activations quantized per call); embeddings stay float32, as in `laser.runtime.quantize`.
+`laser.runtime.onnx_runtime` runs either graph without torch.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .bilstm import WEIGHT_NAMES, Checkpoint
+from ..errors import LaserError
+from ..models.checkpoint import WEIGHT_NAMES, Checkpoint
 
 OPSET = 17
 # The model format version written, the oldest that OPSET needs, rather than the installed onnx's
@@ -41,6 +42,7 @@ OUTPUT = "sentence_embeddings"
 def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = None) -> onnx.ModelProto:
     """The ONNX model of a BiLSTM checkpoint: (tokens, lengths) -> (batch, output_dim), with
     `metadata` as its string properties."""
+    check_shapes(checkpoint)
     params, state = checkpoint.params, checkpoint.state
     hidden = params["hidden_size"]
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
@@ -77,8 +79,28 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     return model
 
 
-def _numpy(tensor) -> np.ndarray:
-    return tensor.detach().float().numpy()
+def _numpy(array: np.ndarray) -> np.ndarray:
+    """A weight as float32 (checkpoints may store float16)."""
+    return np.asarray(array, dtype=np.float32)
+
+
+def check_shapes(checkpoint: Checkpoint) -> None:
+    """Refuse weights whose shapes do not match the checkpoint's params, naming the first."""
+    params, state = checkpoint.params, checkpoint.state
+    hidden = params["hidden_size"]
+    directions = ("", "_reverse") if params.get("bidirectional", False) else ("",)
+    expected = {"embed_tokens.weight": (params["num_embeddings"], params["embed_dim"])}
+    for layer in range(params["num_layers"]):
+        width = params["embed_dim"] if layer == 0 else len(directions) * hidden
+        for suffix in directions:
+            for name, shape in zip(WEIGHT_NAMES, [(4 * hidden, width), (4 * hidden, hidden),
+                                                  (4 * hidden,), (4 * hidden,)]):
+                expected[f"lstm.{name}_l{layer}{suffix}"] = shape
+    for name, shape in expected.items():
+        found = np.shape(state[name]) if name in state else None
+        if found != shape:
+            raise LaserError(f"checkpoint weights do not match its params: {name} is "
+                             f"{'missing' if found is None else found}, expected {shape}")
 
 
 def _tensor(name: str, array: np.ndarray) -> TensorProto:

@@ -1,5 +1,5 @@
 """BiLSTMs on the CPU run in ONNX Runtime from a graph cached per checkpoint
-(`laser.models.onnx_cache`): equal to torch, loaded later without torch, rebuilt when the file is
+(`laser.runtime.onnx_cache`): equal to torch, loaded later without torch, rebuilt when the file is
 bad or the checkpoint changes; `runtime` picks or refuses what runs the network."""
 import json
 import os
@@ -14,9 +14,9 @@ import torch
 
 from laser.errors import LaserError
 from laser.models.encoder import Encoder, check_runtime
-from laser.models.onnx_cache import METADATA_KEY, graph_path
-from laser.models.onnx_graph import IR_VERSION
-from laser.models.onnx_runtime import OnnxEncoder
+from laser.runtime.onnx_cache import METADATA_KEY, graph_path
+from laser.runtime.onnx_graph import IR_VERSION
+from laser.runtime.onnx_runtime import OnnxEncoder
 
 from conftest import PARITY, PARITY3, PARITY_MODEL, ROOT, read_fixture_lines
 

@@ -1,8 +1,8 @@
 """int8 inference on the CPU (`quantize="int8"`, `--quantize int8`).
 
 * BiLSTM (LASER1, LASER2) on ONNX Runtime (the default runtime on the CPU): the checkpoint's
-  ONNX graph (`laser.models.onnx_graph`) with its LSTMs quantized to int8 (one scale per gate row,
-  7-bit weights), built once and cached like the float32 graph (`laser.models.onnx_cache`).
+  ONNX graph (`laser.runtime.onnx_graph`) with its LSTMs quantized to int8 (one scale per gate row,
+  7-bit weights), built once and cached like the float32 graph (`laser.runtime.onnx_cache`).
 * On torch (LASER3 transformers, or `runtime="torch"`): PyTorch dynamic quantization of the
   `nn.Linear` and `nn.LSTM` layers.
 

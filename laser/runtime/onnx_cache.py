@@ -1,7 +1,7 @@
 """BiLSTM networks on ONNX Runtime, their graphs built once per checkpoint and cached.
 
 On the CPU a BiLSTM checkpoint (LASER1, LASER2, the shipped default) runs as an ONNX graph
-(`laser.models.onnx_graph`) in ONNX Runtime: in float32 it gives the torch network's rows to
+(`laser.runtime.onnx_graph`) in ONNX Runtime: in float32 it gives the torch network's rows to
 ~1e-7, faster; `quantize="int8"` runs its int8 version. Each graph is written once, as
 `$LASER_HOME/onnx/<checkpoint sha256>.<fp32|int8>.v<GRAPH_VERSION>.onnx`, with what the encoder
 needs besides the weights (the dictionary, the pooling) in the graph's metadata. A later run
@@ -15,14 +15,18 @@ import json
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError
 from ..io.atomic import atomic_path
-from .files import ModelFiles
+from ..models.checkpoint import Checkpoint
+from ..models.files import ModelFiles
 from .network import BILSTM, Network, generation_of
 from .onnx_runtime import OnnxEncoder
-from .registry import laser_home
+from ..models.registry import laser_home
+
+if TYPE_CHECKING:
+    import onnx
 
 CACHE_DIR = "onnx"  # under $LASER_HOME
 # Part of the cached file's name: raise it when the graph builder, its metadata or the
@@ -56,36 +60,32 @@ def cached_bilstm(files: ModelFiles, quantize: Optional[str]) -> Optional[Networ
                    facts["pooling"], facts["prepend_bos"])
 
 
-def cache_bilstm(network: Network, files: ModelFiles, quantize: Optional[str]) -> Network:
-    """`network` (a torch BiLSTM of `files`) as an ONNX Runtime session of its graph, built and
-    cached first; its torch module is let go."""
+def cache_bilstm(checkpoint: Checkpoint, files: ModelFiles, quantize: Optional[str]) -> Network:
+    """The BiLSTM `checkpoint` of `files` as an ONNX Runtime session of its graph, built from the
+    numpy weights and cached first."""
+    from .onnx_graph import bilstm_graph
+    facts = {"dictionary": checkpoint.dictionary, "pooling": "maxpool", "prepend_bos": False}
+    graph = bilstm_graph(checkpoint, {METADATA_KEY: json.dumps(facts, ensure_ascii=False)})
     path = graph_path(files.sha256(), quantize)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
-            _write_graph(network, quantize, tmp)
+            _write_graph(graph, quantize, tmp)
     except (OSError, LaserError) as error:
         warnings.warn(f"the {precision(quantize)} ONNX graph cannot be cached ({error}); "
                       "building it for this run only", stacklevel=4)
         with tempfile.TemporaryDirectory(prefix="laser-onnx-") as tmp:
-            session = OnnxEncoder.load(_write_graph(network, quantize, Path(tmp) / path.name))
+            session = OnnxEncoder.load(_write_graph(graph, quantize, Path(tmp) / path.name))
     else:
         session = OnnxEncoder.load(path)
-    return Network(session, network.dictionary, BILSTM, network.generation, network.pooling,
-                   network.prepend_bos)
+    return Network(session, checkpoint.dictionary, BILSTM, generation_of(files, BILSTM))
 
 
-def _write_graph(network: Network, quantize: Optional[str], output: str | Path) -> Path:
-    """Write the graph of a torch BiLSTM `network`, its facts in the metadata, to `output`."""
+def _write_graph(graph: onnx.ModelProto, quantize: Optional[str], output: str | Path) -> Path:
+    """Write `graph`, in int8 when `quantize` says so, to `output`."""
     import onnx
 
-    from .bilstm import Checkpoint
-    from .onnx_graph import bilstm_graph, quantize_int8
-    module = network.module
-    facts = {"dictionary": network.dictionary, "pooling": network.pooling,
-             "prepend_bos": network.prepend_bos}
-    graph = bilstm_graph(Checkpoint(module.params, module.official_state(), {}),
-                         {METADATA_KEY: json.dumps(facts, ensure_ascii=False)})
+    from .onnx_graph import quantize_int8
     if quantize == "int8":
         return quantize_int8(graph, output)
     onnx.save_model(graph, str(output))

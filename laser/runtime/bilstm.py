@@ -13,51 +13,32 @@ fast un-packed LSTM kernels can be used.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError
-from .checkpoint import read_checkpoint
+from ..models.checkpoint import WEIGHT_NAMES, Checkpoint, read_bilstm_checkpoint
 from .sequences import PAD
-
-REQUIRED_PARAMS = ("num_embeddings", "embed_dim", "hidden_size", "num_layers")
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    params: dict
-    state: dict
-    dictionary: dict[str, int]
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read an official-format LASER BiLSTM checkpoint (tensors and plain data only)."""
-    return bilstm_checkpoint(read_checkpoint(path), path)
+    """Read an official-format LASER BiLSTM checkpoint (tensors and plain data only), its
+    weights as torch tensors."""
+    checkpoint = read_bilstm_checkpoint(path)
+    return Checkpoint(checkpoint.params, torch_tensors(checkpoint.state), checkpoint.dictionary)
 
 
-def bilstm_checkpoint(raw: Any, path: str | os.PathLike) -> Checkpoint:
-    """The BiLSTM checkpoint in what `read_checkpoint` returned, checked."""
-    if isinstance(raw, dict) and "params" not in raw and "cfg" in raw:
-        raise LaserError(f"{path}: a fairseq transformer checkpoint (LASER3), not a BiLSTM one; "
-                         "load it as a model directory with its *.spm and *.cvocab")
-    if not isinstance(raw, dict) or not {"params", "model", "dictionary"} <= raw.keys():
-        raise LaserError(f"{path}: not a LASER checkpoint (expected keys params, model, dictionary"
-                         " of a BiLSTM, or cfg and model of a fairseq transformer)")
-    missing = [name for name in REQUIRED_PARAMS if name not in raw["params"]]
-    if missing:
-        raise LaserError(f"{path}: checkpoint params lack {', '.join(missing)}")
-    return Checkpoint(dict(raw["params"]), raw["model"], dict(raw["dictionary"]))
+def torch_tensors(state: dict) -> dict:
+    """A state dict of numpy arrays (as `read_checkpoint` returns them) as torch tensors."""
+    return {name: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+            for name, value in state.items()}
 
 
 def _direction_lstm(input_size: int, hidden_size: int) -> nn.LSTM:
     return nn.LSTM(input_size, hidden_size, num_layers=1)
-
-
-WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
 class BiLSTMEncoder(nn.Module):
@@ -97,6 +78,7 @@ class BiLSTMEncoder(nn.Module):
 
     def load_official_state(self, state: dict) -> None:
         """Load weights named as the official encoder names them (`lstm.weight_ih_l0_reverse`)."""
+        state = torch_tensors(state)
         self.embed_tokens.load_state_dict({"weight": state["embed_tokens.weight"].float()})
         for layer, directions in enumerate(self.layers):
             for suffix, lstm in zip(self.directions, directions):

@@ -1,4 +1,4 @@
-"""The BiLSTM as an ONNX graph (`laser.models.onnx_graph`): float32 equal to the torch encoder,
+"""The BiLSTM as an ONNX graph (`laser.runtime.onnx_graph`): float32 equal to the torch encoder,
 padding never reaching a real step in either direction, and int8 close to float32."""
 import gzip
 import itertools
@@ -10,11 +10,11 @@ import pytest
 import torch
 from torch import nn
 
-from laser.models.bilstm import BiLSTMEncoder, Checkpoint
+from laser.runtime.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
-from laser.models.onnx_graph import bilstm_graph, quantize_int8
-from laser.models.onnx_runtime import BATCH_TOKENS, OnnxEncoder
-from laser.models.sequences import embed_in_batches, pad_ids
+from laser.runtime.onnx_graph import bilstm_graph, quantize_int8
+from laser.runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
+from laser.runtime.sequences import embed_in_batches, pad_ids
 
 from conftest import CORPUS_SAMPLE
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -29,8 +29,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import LaserError, located
+from .bilstm import torch_tensors
+from ..models.checkpoint import plain_config
 from .sequences import PAD
-from .checkpoint import plain_config
 
 POOLINGS = ("maxpool", "cls")
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -238,11 +239,6 @@ class TransformerEncoder(nn.Module):
         return positions
 
 
-def is_transformer_checkpoint(raw: Any) -> bool:
-    """A fairseq checkpoint (`cfg` and `model`), as opposed to a BiLSTM one (`params`)."""
-    return isinstance(raw, dict) and "cfg" in raw and "model" in raw and "params" not in raw
-
-
 def fairseq_dictionary(path: os.PathLike, with_mask: bool) -> dict[str, int]:
     """fairseq's `Dictionary.load`: the four specials, then one `PIECE COUNT [#fairseq:overwrite]`
     per line from id 4; then `<mask>` when `with_mask` (the official loader's rule)."""
@@ -303,7 +299,7 @@ def load_transformer(raw: dict, path: os.PathLike, vocab: Optional[os.PathLike]
                          "(*.cvocab) beside the SentencePiece model (*.spm)")
     has_final_norm = any(key in raw["model"] for key in FINAL_NORM_KEYS)
     dictionary = fairseq_dictionary(vocab, with_mask=has_final_norm)
-    state = encoder_state(raw["model"])
+    state = encoder_state(torch_tensors(raw["model"]))
     module = TransformerEncoder(config, len(dictionary),
                                 final_norm="layer_norm.weight" in state or config.normalize_before)
     try:

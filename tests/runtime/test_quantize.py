@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
-from laser.models.onnx_runtime import OnnxEncoder, usable_cores
-from laser.models.onnx_cache import graph_path
-from laser.models.quantize import check_quantize
+from laser.runtime.onnx_runtime import OnnxEncoder, usable_cores
+from laser.runtime.onnx_cache import graph_path
+from laser.runtime.quantize import check_quantize
 
 from conftest import CORPUS_SAMPLE, PARITY3, read_fixture_lines
 

@@ -3,7 +3,7 @@
 Dictionaries follow fairseq's convention: `<s>`=0, `<pad>`=1, `</s>`=2, `<unk>`=3. A network is
 an `nn.Module` called as `model(tokens, lengths)` on a right-padded batch, returning one row per
 sentence, with an `output_dim` attribute (or, for int8 BiLSTMs, an ONNX Runtime session called
-the same way on numpy arrays: `laser.models.onnx_runtime`).
+the same way on numpy arrays: `laser.runtime.onnx_runtime`).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""ONNX Runtime sessions of the encoder graphs of `laser.models.onnx_graph`, on numpy only.
+"""ONNX Runtime sessions of the encoder graphs of `laser.runtime.onnx_graph`, on numpy only.
 
 Neither torch nor onnx is imported here: a cached .onnx file and this module embed id sequences
-through the same batched loop as the torch networks (`laser.models.sequences.embed_in_batches`).
+through the same batched loop as the torch networks (`laser.runtime.sequences.embed_in_batches`).
 """
 from __future__ import annotations
 

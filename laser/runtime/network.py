@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LaserError
-from .files import LASER1, LASER2, ModelFiles
+from ..optional import require
+from ..models.checkpoint import bilstm_checkpoint, is_transformer_checkpoint, read_checkpoint
+from ..models.files import LASER1, LASER2, ModelFiles
 from .sequences import sentence_ids
 
 BILSTM, TRANSFORMER = "bilstm", "transformer"
@@ -28,7 +30,7 @@ GENERATIONS = {(LASER1, BILSTM): LASER1, (LASER2, BILSTM): LASER2, (LASER2, TRAN
 class Network:
     """A loaded encoder network, the ids it reads and the generation of its model."""
 
-    module: Any  # a torch nn.Module, or an OnnxEncoder (`laser.models.onnx_cache`)
+    module: Any  # a torch nn.Module, or an OnnxEncoder (`laser.runtime.onnx_cache`)
     dictionary: dict[str, int]
     kind: str  # bilstm or transformer
     generation: str  # laser1, laser2 or laser3
@@ -55,18 +57,34 @@ def generation_of(files: ModelFiles, kind: str) -> str:
     return found
 
 
-def load_network(files: ModelFiles) -> Network:
-    """The torch network of a model directory, of the kind its checkpoint holds."""
-    from .bilstm import BiLSTMEncoder, bilstm_checkpoint
-    from .checkpoint import read_checkpoint
-    from .transformer import is_transformer_checkpoint, load_transformer
+@dataclass(frozen=True)
+class NetworkCheckpoint:
+    """A model's checkpoint as read (numpy weights), the kind of network it holds and the
+    generation of the model."""
+
+    raw: Any
+    kind: str
+    generation: str
+
+
+def read_network_checkpoint(files: ModelFiles) -> NetworkCheckpoint:
+    """The checkpoint of a model directory, its network kind checked against the files."""
     raw = read_checkpoint(files.encoder)
     kind = TRANSFORMER if is_transformer_checkpoint(raw) else BILSTM
-    found = generation_of(files, kind)
-    if kind == TRANSFORMER:
-        loaded = load_transformer(raw, files.encoder, files.spm_vocab)
+    return NetworkCheckpoint(raw, kind, generation_of(files, kind))
+
+
+def torch_network(checkpoint: NetworkCheckpoint, files: ModelFiles) -> Network:
+    """The checkpoint's network as a torch module (needs the `torch` extra)."""
+    require("torch", f"{files.encoder}: a LASER3 transformer model" if checkpoint.kind == TRANSFORMER
+            else f"{files.encoder}: a BiLSTM run in torch (--runtime torch, --quantize fp16, a GPU)")
+    from .bilstm import BiLSTMEncoder
+    from .transformer import load_transformer
+    if checkpoint.kind == TRANSFORMER:
+        loaded = load_transformer(checkpoint.raw, files.encoder, files.spm_vocab)
         config = loaded.module.config
-        return Network(loaded.module, loaded.dictionary, kind, found, config.pooling,
-                       config.prepend_bos)
-    checkpoint = bilstm_checkpoint(raw, files.encoder)
-    return Network(BiLSTMEncoder.from_checkpoint(checkpoint), checkpoint.dictionary, kind, found)
+        return Network(loaded.module, loaded.dictionary, checkpoint.kind, checkpoint.generation,
+                       config.pooling, config.prepend_bos)
+    bilstm = bilstm_checkpoint(checkpoint.raw, files.encoder)
+    return Network(BiLSTMEncoder.from_checkpoint(bilstm), bilstm.dictionary, checkpoint.kind,
+                   checkpoint.generation)

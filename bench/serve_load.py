@@ -1,0 +1,293 @@
+"""`laser serve` under load, side by side in one run with a baseline server built like the
+official LASER app and with `laser embed` on the same sentences.
+
+N clients (asyncio, keep-alive HTTP/1.1 on 127.0.0.1, one connection each) send requests for a
+bounded time and count; every client request holds 1-8 English sentences of the vendored dev
+corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
+
+* `laser embed`        — `laser embed`'s code path (`embed_file`) over all the sentences the
+                         clients draw, in one file: the throughput to approach;
+* `serve /v1/embeddings` — `laser serve`, each client request one POST (OpenAI body, base64
+                         rows, as the `openai` client asks for them);
+* `serve /embed`       — the same with JSON float rows (text-embeddings-inference's body);
+* `serve /vectorize`   — `laser serve` asked the official app's way: one GET per sentence;
+* `serve /v1/embeddings (1 client)` — a lone client: the latency of a request on an idle server;
+* `baseline /vectorize` — the official app's design (`docker/app.py`: a threaded server, one
+                         `encode` per request of one sentence, here on `http.server`), same model.
+
+Reports requests/s, sentences/s, p50/p95/p99 latency of a client request, the CPU time the server
+process spent per 1,000 sentences (all its threads; for `laser embed`, the bench process's) and
+the server's peak RSS (VmHWM). The clients share the CPU with the server: on a small machine they
+cost it some. Sentences per CPU second compare the servers even on a machine shared with other
+work, where sentences/s depend on what else runs.
+
+    python bench/serve_load.py [--clients 64] [--seconds 12] [--max-requests 20000]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120  # seconds a request may take before the run fails
+CORPUS = ROOT / "tests" / "data" / "corpus" / "dev" / "fra-eng.tsv.gz"
+
+
+def corpus_sentences() -> list[str]:
+    with gzip.open(CORPUS, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t")[1] for line in f]
+
+
+@dataclass
+class Result:
+    name: str
+    requests: int
+    sentences: int
+    seconds: float
+    latencies: list
+    peak_rss_mib: float | None = None
+    cpu_seconds: float = 0.0  # CPU time the server (or `laser embed`) spent on the row
+
+    def row(self) -> str:
+        def percentile(q: float) -> str:
+            if not self.latencies:
+                return "—"
+            ordered = sorted(self.latencies)
+            return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.0f}"
+        rss = f"{self.peak_rss_mib:.0f}" if self.peak_rss_mib else "—"
+        cpu = 1000 * self.cpu_seconds / self.sentences
+        rate = self.requests / self.seconds if self.latencies else None
+        return (f"| {self.name} | {f'{rate:,.0f}' if rate else '—'} | "
+                f"{self.sentences / self.seconds:,.0f} | {percentile(0.5)} | {percentile(0.95)} | "
+                f"{percentile(0.99)} | {cpu:.2f} | {rss} |")
+
+
+# --- the clients -------------------------------------------------------------------------------
+
+async def http(reader, writer, request: bytes) -> tuple[int, bytes]:
+    """One request on a keep-alive connection: (status, body)."""
+    writer.write(request)
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    return status, await reader.readexactly(length)
+
+
+def post(path: str, body: dict) -> list[bytes]:
+    data = json.dumps(body).encode()
+    return [f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n".encode() + data]
+
+
+def gets(sentences: list[str]) -> list[bytes]:
+    return [f"GET /vectorize?q={quote(s)}&lang=en HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+            for s in sentences]
+
+
+REQUESTS = {
+    "/v1/embeddings": lambda s: post("/v1/embeddings", {"model": "default", "input": s,
+                                                        "encoding_format": "base64"}),
+    "/embed": lambda s: post("/embed", {"inputs": s, "normalize": False}),
+    "/vectorize": gets,
+}
+
+
+async def load(port: int, kind: str, batches: list[list[str]], clients: int,
+               seconds: float) -> tuple[int, int, float, list]:
+    """Clients take the next batch until all are sent or `seconds` have passed."""
+    latencies, done, sentences = [], [0], [0]
+    position = iter(range(len(batches)))
+    started = time.perf_counter()
+    deadline = started + seconds
+
+    async def client() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for i in position:
+            if time.perf_counter() > deadline:
+                break
+            begin = time.perf_counter()
+            for request in REQUESTS[kind](batches[i]):
+                status, _ = await asyncio.wait_for(http(reader, writer, request), TIMEOUT)
+                if status != 200:
+                    raise RuntimeError(f"{kind}: HTTP {status}")
+                done[0] += 1
+            latencies.append(time.perf_counter() - begin)
+            sentences[0] += len(batches[i])
+        writer.close()
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return done[0], sentences[0], time.perf_counter() - started, latencies
+
+
+# --- the servers -------------------------------------------------------------------------------
+
+def baseline_server(port_file: str) -> None:
+    """The official app's design on http.server: a thread per request, one encode each."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlparse
+
+    from laser import Encoder
+    encoder = Encoder.load("default")
+
+    class Vectorize(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            query = parse_qs(urlparse(self.path).query)
+            content = query["q"][0]
+            embedding = encoder.encode([content], query.get("lang", ["en"])[0])
+            body = json.dumps({"content": content, "embedding": embedding.tolist()}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # werkzeug's listen backlog, under the official Flask app
+
+    httpd = Server(("127.0.0.1", 0), Vectorize)
+    Path(port_file).write_text(str(httpd.server_address[1]))
+    httpd.serve_forever()
+
+
+def start(command: list[str], port_file: Path, log: Path) -> tuple[subprocess.Popen, int]:
+    """A server subprocess and its port, once it answers."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(log, "wb"), env=env)
+    for _ in range(1200):
+        text = port_file.read_text() if port_file.exists() else log.read_text()
+        found = re.search(r"(?:serving on http://127\.0\.0\.1:)?(\d+)\s*$", text)
+        if found and (port_file.exists() or "serving on" in text):
+            return process, int(found.group(1))
+        if process.poll() is not None:
+            raise RuntimeError(log.read_text())
+        time.sleep(0.1)
+    raise RuntimeError(f"server did not start: {log.read_text()}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of a process, all its threads (ended ones too)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def run(coroutine):
+    """The clients' event loop: uvloop when installed (the serve extra has it), for every row."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def measure_server(name: str, command: list[str], port_file: Path, log: Path,
+                   rows: list[tuple[str, int]], batches, seconds: float) -> list[Result]:
+    """One server, started once, measured for each (endpoint, clients) row in turn."""
+    process, port = start(command, port_file, log)
+    try:
+        kind, clients = rows[0]
+        run(load(port, kind, batches[:clients], clients, 30))  # warm up
+        results = []
+        for kind, clients in rows:
+            cpu = cpu_seconds(process.pid)
+            requests, sentences, elapsed, latencies = run(
+                load(port, kind, batches, clients, seconds))
+            label = f"{name} {kind}" + (" (1 client)" if clients == 1 else "")
+            results.append(Result(label, requests, sentences, elapsed, latencies,
+                                  peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu))
+        return results
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def measure_embed(sentences: list[str], tmp: Path) -> Result:
+    """`laser embed`'s code path over the sentences, from a file."""
+    from laser import Encoder
+    from laser.pipeline import EmbedOptions, embed_file
+    source = tmp / "sentences.txt"
+    source.write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
+    encoder = Encoder.load("default")
+    embed_file(encoder, str(source), str(tmp / "warm.npy"), EmbedOptions("en", provenance=False))
+    cpu = time.process_time()
+    report = embed_file(encoder, str(source), str(tmp / "out.npy"),
+                        EmbedOptions("en", provenance=False))
+    return Result("laser embed (same sentences, one file)", 0, report.rows, report.seconds, [],
+                  cpu_seconds=time.process_time() - cpu)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=12, help="per measured row")
+    parser.add_argument("--max-requests", type=int, default=20000, help="client requests per row")
+    parser.add_argument("--baseline-server", metavar="PORT_FILE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.baseline_server:
+        baseline_server(args.baseline_server)
+        return
+    pool = corpus_sentences()
+    rng = random.Random(1)
+    batches = [rng.sample(pool, rng.randint(1, 8)) for _ in range(args.max_requests)]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        serve = [sys.executable, "-m", "laser", "serve", "--port", "0", "--model", "default",
+                 "--max-connections", str(4 * args.clients + 16)]
+        many = args.clients
+        results = measure_server("laser serve", serve, tmp / "none", tmp / "serve.log",
+                                 [("/v1/embeddings", many), ("/embed", many),
+                                  ("/vectorize", many), ("/v1/embeddings", 1)],
+                                 batches, args.seconds)
+        baseline = [sys.executable, __file__, "--baseline-server", str(tmp / "baseline.port")]
+        results += measure_server("baseline", baseline, tmp / "baseline.port",
+                                  tmp / "baseline.log", [("/vectorize", many)], batches,
+                                  args.seconds)
+        sent = sum(result.sentences for result in results[:1])
+        used = [s for batch in batches for s in batch][:max(sent, 1000)]
+        results.append(measure_embed(used, tmp))
+    print(f"{args.clients} clients, 1-8 sentences per client request, {args.seconds:g} s per "
+          f"row, {os.cpu_count()} CPUs")
+    print("| server, endpoint | requests/s | sentences/s | p50 ms | p95 ms | p99 ms | "
+          "CPU s / 1k sentences | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for result in results:
+        print(result.row())
+    serve_rate = results[0].sentences / results[0].seconds
+    base = results[4].sentences / results[4].seconds
+    embed = results[5].sentences / results[5].seconds
+    print(f"\n/v1/embeddings: {serve_rate / base:.1f}x the baseline's sentences/s, "
+          f"{100 * serve_rate / embed:.0f}% of laser embed's; per CPU second: "
+          f"{efficiency(results[0]) / efficiency(results[4]):.1f}x "
+          f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[5]):.0f}% of "
+          "laser embed's")
+
+
+def efficiency(result: Result) -> float:
+    """Sentences per CPU second: what the row would reach with the cores to itself."""
+    return result.sentences / result.cpu_seconds
+
+
+if __name__ == "__main__":
+    main()

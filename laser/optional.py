@@ -1,0 +1,31 @@
+"""Optional dependencies: imported by name when a feature needs them, else a one-line error
+naming the package extra that installs them.
+
+The base install (`pip install laser-toolkit`) embeds, searches and mines on ONNX Runtime and
+numpy. torch (training, LASER3 transformers, GPUs, `--runtime torch`) and scipy (k-NN graphs)
+are extras.
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .errors import LaserError
+
+# top-level module -> the extra of laser-toolkit that installs it
+EXTRAS = {"torch": "torch", "scipy": "graph"}
+
+
+def install_hint(module: str) -> str:
+    """What to run to get `module`: pip install 'laser-toolkit[EXTRA]'."""
+    return f"pip install 'laser-toolkit[{EXTRAS[module]}]'"
+
+
+def require(module: str, purpose: str) -> ModuleType:
+    """`module` imported, or a LaserError saying that `purpose` needs it and how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        top = module.split(".")[0]
+        raise LaserError(f"{purpose} needs {top}, which is not installed: "
+                         f"{install_hint(top)}") from None

@@ -1,0 +1,2 @@
+"""How vectors are computed: the BiLSTM and transformer networks, their ONNX graphs and runtime,
+quantisation and batching. Which model (files, registry, download, checkpoints) is `laser.models`."""

@@ -1,0 +1,300 @@
+"""The Starlette application: endpoints over the library, errors as JSON, a metric per request."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import functools
+import json
+import sys
+import time
+import traceback
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Awaitable, Callable, Optional
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from ..errors import LaserError
+from ..search.vectors import unit_rows
+from ..version import __version__
+from .batching import Batcher, Embedded, QueueFull, ShuttingDown
+from .indexes import ServedIndex, check_embedding_space, nearest
+from .limits import (Limits, RequestError, boolean, checked_sentence, decoded_body, integer,
+                     language, optional_name, query_parameters, sentence_list)
+from .metrics import Metrics
+from .models import ServedModel, ServedModels
+from .page import page_html
+
+
+@dataclass
+class Service:
+    """What the endpoints share: models, indexes, limits, the batcher and the metrics."""
+
+    models: ServedModels
+    indexes: dict[str, ServedIndex]
+    limits: Limits
+    metrics: Metrics = field(default_factory=Metrics)
+    batcher: Optional[Batcher] = None
+
+    def __post_init__(self):
+        self.batcher = self.batcher or Batcher(self.limits.max_queued, self.metrics)
+
+
+# An endpoint's work: (the response, how many sentences it embedded)
+Handler = Callable[[Request, Service], Awaitable[tuple[Response, int]]]
+
+
+def endpoint(path: str, handler: Handler, service: Service, methods: list[str]) -> Route:
+    """A route whose refusals become JSON errors, and whose requests are counted and timed
+    (status 499 when the request is cancelled, as when its client goes away)."""
+
+    @functools.wraps(handler)
+    async def answer(request: Request) -> Response:
+        started = time.perf_counter()
+        service.metrics.started()
+        status, sentences = 499, 0
+        try:
+            response, sentences = await refusals_as_json(handler, request, service)
+            status = response.status_code
+            return response
+        finally:
+            service.metrics.answered(path, status, time.perf_counter() - started, sentences)
+
+    return Route(path, answer, methods=methods)
+
+
+async def refusals_as_json(handler: Handler, request: Request,
+                           service: Service) -> tuple[Response, int]:
+    """The handler's answer, or the JSON error of its refusal (a 500 for a bug, whose traceback
+    goes to stderr while the server goes on)."""
+    try:
+        return await handler(request, service)
+    except RequestError as error:
+        return error_response(error), 0
+    except LaserError as error:
+        return error_response(RequestError(422, str(error))), 0
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return error_response(RequestError(500, "internal error; see the server's log",
+                                           "server_error")), 0
+
+
+def error_response(error: RequestError) -> JSONResponse:
+    """The JSON body of every refusal (the OpenAI shape, which its client shows as is)."""
+    return JSONResponse({"error": {"message": error.message, "type": error.kind,
+                                   "code": error.status}},
+                        status_code=error.status, headers=error.headers)
+
+
+async def read_json(request: Request, limits: Limits) -> dict:
+    """The request's JSON object, refused past max_body_bytes before it is all read."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise too_large(int(declared), limits)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limits.max_body_bytes:
+            raise too_large(len(body), limits)
+    return decoded_body(bytes(body))
+
+
+def too_large(size: int, limits: Limits) -> RequestError:
+    return RequestError(413, f"the body has {size} bytes or more; the limit is "
+                             f"{limits.max_body_bytes} (--max-body-bytes)")
+
+
+async def served_model(service: Service, name: Optional[str], lang: str) -> ServedModel:
+    """The request's model; loading one (by-language mode) happens off the event loop."""
+    return (service.models.ready(name, lang)
+            or await run_in_threadpool(service.models.model, name, lang))
+
+
+async def embedded(service: Service, model: ServedModel, sentences: list[str],
+                   lang: str) -> Embedded:
+    """Rows of the sentences from the batcher: 429 when its queue is full."""
+    try:
+        future = service.batcher.submit(model.encoder, sentences, lang)
+    except QueueFull:
+        seconds = service.limits.retry_after
+        raise RequestError(429, f"the server is busy: {service.limits.max_queued} sentences are "
+                                f"queued (--max-queued); retry after {seconds} s",
+                           "overloaded", {"Retry-After": str(seconds)}) from None
+    except ShuttingDown:
+        raise RequestError(503, "the server is shutting down", "unavailable",
+                           {"Retry-After": str(service.limits.retry_after)}) from None
+    return await asyncio.wrap_future(future)
+
+
+async def vectorize(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /vectorize?q=...&lang=...: the official LASER docker app's request and answer."""
+    params = query_parameters(request.scope["query_string"])
+    if "q" not in params:
+        raise RequestError(422, "pass the sentence as ?q=...")
+    text = checked_sentence(params["q"], "q", service.limits)
+    lang = language(params.get("lang") or None)
+    model = await served_model(service, params.get("model"), lang)
+    rows = (await embedded(service, model, [text], lang)).rows
+    return JSONResponse({"content": text, "embedding": rows.tolist()}), 1
+
+
+async def embed(request: Request, service: Service) -> tuple[Response, int]:
+    """POST /embed: text-embeddings-inference's request and answer (a list of vectors)."""
+    body = await read_json(request, service.limits)
+    if "inputs" not in body:
+        raise RequestError(422, "the body needs 'inputs': a string or an array of strings")
+    sentences = sentence_list(body["inputs"], "inputs", service.limits,
+                              boolean(body, "truncate", False))
+    lang = language(body.get("lang"))
+    model = await served_model(service, optional_name(body, "model"), lang)
+    rows = (await embedded(service, model, sentences, lang)).rows
+    if boolean(body, "normalize", True):
+        rows = unit_rows(rows)
+    return JSONResponse(rows.tolist()), len(sentences)
+
+
+async def openai_embeddings(request: Request, service: Service) -> tuple[Response, int]:
+    """POST /v1/embeddings: the OpenAI API (its `openai` client works with base_url set)."""
+    body = await read_json(request, service.limits)
+    if "input" not in body:
+        raise RequestError(422, "the body needs 'input': a string or an array of strings")
+    if isinstance(body["input"], list) and body["input"] and \
+            not isinstance(body["input"][0], str):
+        raise RequestError(422, "'input' must hold strings: token arrays are not supported")
+    sentences = sentence_list(body["input"], "input", service.limits,
+                              boolean(body, "truncate", False))
+    encoding = body.get("encoding_format") or "float"
+    if encoding not in ("float", "base64"):
+        raise RequestError(422, f"'encoding_format' must be 'float' or 'base64', not {encoding!r}")
+    lang = language(body.get("lang"))
+    name = optional_name(body, "model")
+    model = await served_model(service, name, lang)
+    dimensions = body.get("dimensions")
+    if dimensions is not None and dimensions != model.dim:
+        raise RequestError(422, f"model {model.name!r} gives {model.dim} dimensions, "
+                                f"not {dimensions!r}")
+    result = await embedded(service, model, sentences, lang)
+    rows = unit_rows(result.rows) if boolean(body, "normalize", False) else result.rows
+    usage = {"prompt_tokens": result.tokens, "total_tokens": result.tokens}
+    head = {"object": "list", "model": name or model.name, "usage": usage}
+    return Response(openai_body(head, rows, encoding), media_type="application/json"), \
+        len(sentences)
+
+
+def openai_body(head: dict, rows: np.ndarray, encoding: str) -> bytes:
+    """The /v1/embeddings answer: `head`'s fields and `data`, one item per row. Written here
+    rather than by json.dumps, which would scan every base64 character for escapes (a quarter
+    of a millisecond per request): base64 needs none."""
+    items = []
+    for position, row in enumerate(rows):
+        if encoding == "float":
+            vector = json.dumps(row.tolist()).encode("ascii")
+        else:
+            vector = b'"' + base64.b64encode(row.astype("<f4").tobytes()) + b'"'
+        items.append(b'{"object":"embedding","index":%d,"embedding":%s}' % (position, vector))
+    return json.dumps(head).encode("utf-8")[:-1] + b',"data":[' + b",".join(items) + b"]}"
+
+
+async def openai_models(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /v1/models: the loaded models, as the OpenAI API lists them."""
+    data = [{"id": model.name, "object": "model", "created": 0, "owned_by": "laser"}
+            for model in service.models.loaded()]
+    return JSONResponse({"object": "list", "data": data}), 0
+
+
+async def search_index(request: Request, service: Service) -> tuple[Response, int]:
+    """POST /search: the k nearest indexed sentences of each query."""
+    body = await read_json(request, service.limits)
+    index = chosen_index(service, optional_name(body, "index"))
+    if "queries" not in body:
+        raise RequestError(422, "the body needs 'queries': a string or an array of strings")
+    queries = sentence_list(body["queries"], "queries", service.limits,
+                            boolean(body, "truncate", False))
+    k = integer(body, "k", 4, 1, service.limits.max_k)
+    lang = language(body.get("lang"))
+    model = await served_model(service, optional_name(body, "model"), lang)
+    check_embedding_space(index, model)
+    rows = (await embedded(service, model, queries, lang)).rows
+    results = await run_in_threadpool(nearest, index, rows, k)
+    return JSONResponse({"index": index.name, "model": model.name, "results": results}), \
+        len(queries)
+
+
+def chosen_index(service: Service, name: Optional[str]) -> ServedIndex:
+    """The index a request names, or the only one; 404 otherwise."""
+    if not service.indexes:
+        raise RequestError(404, "this server has no index; start it with --index INDEX",
+                           "index_not_found")
+    if name is None and len(service.indexes) == 1:
+        return next(iter(service.indexes.values()))
+    if name not in service.indexes:
+        raise RequestError(404, f"no index {name!r}; choose 'index' from "
+                                f"{', '.join(service.indexes)}", "index_not_found")
+    return service.indexes[name]
+
+
+async def health(request: Request, service: Service) -> tuple[Response, int]:
+    return JSONResponse({"status": "ok"}), 0
+
+
+async def info(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /info: version, models, indexes and limits."""
+    models = service.models
+    return JSONResponse({
+        "version": __version__,
+        "models": [model.describe() for model in models.loaded()],
+        "model_choice": "fixed" if models.fixed else "by-language",
+        "model_cache_size": models.cache_size,
+        "max_batch_tokens": models.options.max_tokens,
+        "indexes": [index.describe() for index in service.indexes.values()],
+        "limits": asdict(service.limits),
+    }), 0
+
+
+async def metrics(request: Request, service: Service) -> tuple[Response, int]:
+    return PlainTextResponse(service.metrics.text(),
+                             media_type="text/plain; version=0.0.4; charset=utf-8"), 0
+
+
+async def page(request: Request, service: Service) -> tuple[Response, int]:
+    return HTMLResponse(page_html()), 0
+
+
+def create_app(service: Service) -> Starlette:
+    """The ASGI application of `service`; the batcher runs between startup and shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        service.batcher.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(service.batcher.close)
+
+    routes = [endpoint(path, handler, service, methods) for path, handler, methods in (
+        ("/", page, ["GET"]),
+        ("/vectorize", vectorize, ["GET"]),
+        ("/embed", embed, ["POST"]),
+        ("/v1/embeddings", openai_embeddings, ["POST"]),
+        ("/v1/models", openai_models, ["GET"]),
+        ("/search", search_index, ["POST"]),
+        ("/health", health, ["GET"]),
+        ("/info", info, ["GET"]),
+        ("/metrics", metrics, ["GET"]),
+    )]
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={HTTPException: _http_error})
+
+
+async def _http_error(request: Request, error: HTTPException) -> Response:
+    """Unknown paths (404) and methods (405) answered in the same JSON shape."""
+    return error_response(RequestError(error.status_code, f"{request.method} {request.url.path}: "
+                                                          f"{error.detail}", "not_found"
+                                       if error.status_code == 404 else "invalid_request_error",
+                                       dict(error.headers or {})))

@@ -1,0 +1,13 @@
+"""The page at `/`: a similarity matrix of typed sentences, and a query box for loaded indexes.
+
+Plain HTML and JavaScript in one file beside this module, no build step and nothing fetched from
+elsewhere: it works offline, against the server that serves it."""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=1)
+def page_html() -> str:
+    return resources.files("laser.serving").joinpath("page.html").read_text("utf-8")

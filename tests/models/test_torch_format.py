@@ -1,0 +1,208 @@
+"""Checkpoints read without torch (`laser.models.torch_format`): both layouts of torch.save, every
+parity fixture equal to torch.load, the torch-free network equal to the torch one, and the same
+refusals of code as before. Tests that need torch skip where it is not installed (the light
+install of `make light-test`)."""
+import io
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from laser.errors import LaserError
+from laser.models.checkpoint import STAND_INS, read_checkpoint
+from laser.models.encoder import Encoder
+
+from conftest import DATA, PARITY, PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, \
+    PARITY_STEMS, ROOT, fixture_language, read_fixture_lines
+
+LEGACY = DATA / "legacy" / "encoder.pt"  # tests/data/parity/model/encoder.pt in the pre-1.6 layout
+DEFAULT_MODEL = ROOT / "models" / "default"
+CHECKPOINTS = sorted(DATA.glob("parity*/model/**/*.pt")) + [LEGACY, DEFAULT_MODEL / "laser-default-v2.pt"]
+
+
+def _equal_structures(ours, theirs) -> int:
+    """Assert `ours` (numpy) holds what `theirs` (torch) holds; returns the tensors compared."""
+    import torch
+    if isinstance(theirs, torch.Tensor):
+        expected = theirs.numpy()
+        assert ours.dtype == expected.dtype and np.array_equal(ours, expected)
+        return 1
+    if isinstance(theirs, dict):
+        assert list(ours) == list(theirs)
+        return sum(_equal_structures(ours[key], theirs[key]) for key in theirs)
+    if isinstance(theirs, (list, tuple)):
+        return sum(_equal_structures(a, b) for a, b in zip(ours, theirs, strict=True))
+    return 0
+
+
+@pytest.mark.parametrize("path", CHECKPOINTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_fixture_reads_as_torch_load_reads_it(path):
+    torch = pytest.importorskip("torch")
+    with torch.serialization.safe_globals([(cls, name) for name, cls in STAND_INS.items()]):
+        expected = torch.load(path, map_location="cpu", weights_only=True)
+    assert _equal_structures(read_checkpoint(path), expected) >= 9
+
+
+def test_the_fixtures_are_in_both_layouts():
+    assert zipfile.is_zipfile(PARITY_MODEL / "encoder.pt") and not zipfile.is_zipfile(LEGACY)
+
+
+def test_the_legacy_layout_reads_as_the_zip_layout():
+    legacy, current = read_checkpoint(LEGACY), read_checkpoint(PARITY_MODEL / "encoder.pt")
+    assert legacy["params"] == current["params"] and legacy["dictionary"] == current["dictionary"]
+    assert list(legacy["model"]) == list(current["model"])
+    for name, array in current["model"].items():
+        assert legacy["model"][name].dtype == array.dtype == np.float32
+        assert np.array_equal(legacy["model"][name], array)
+
+
+@pytest.mark.parametrize("zip_layout", [True, False], ids=["zip", "legacy"])
+def test_views_offsets_strides_and_dtypes(tmp_path, zip_layout):
+    torch = pytest.importorskip("torch")
+    base = torch.arange(120.0).reshape(12, 10)
+    tensors = {"rows_and_step": base[2:, 1::3], "transposed": base.t(), "half": base.half()[3:5],
+               "long": torch.arange(7), "int": torch.arange(4, dtype=torch.int32),
+               "empty": torch.zeros(0, 3), "scalar": torch.tensor(3.5),
+               "parameter": torch.nn.Parameter(base[1]), "bool": base[0] > 4}
+    torch.save(tensors, tmp_path / "t.pt", _use_new_zipfile_serialization=zip_layout)
+    read = read_checkpoint(tmp_path / "t.pt")
+    for name, tensor in tensors.items():
+        expected = tensor.detach().numpy()
+        assert read[name].dtype == expected.dtype and np.array_equal(read[name], expected), name
+        assert read[name].flags.writeable and read[name].flags.c_contiguous
+
+
+def test_bfloat16_becomes_float32(tmp_path):
+    torch = pytest.importorskip("torch")
+    weights = torch.linspace(-3, 3, 11).bfloat16()
+    torch.save({"w": weights}, tmp_path / "b.pt")
+    read = read_checkpoint(tmp_path / "b.pt")["w"]
+    assert read.dtype == np.float32 and np.array_equal(read, weights.float().numpy())
+
+
+# --- refusals, with files written by pickle alone (no torch needed) ---
+
+class RunsCode:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.path}",)
+
+
+def _zip_checkpoint(path, content) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps(content, protocol=2))
+
+
+def _legacy_checkpoint(path, content) -> None:
+    stream = io.BytesIO()
+    for part in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}, content, []):
+        pickle.dump(part, stream, protocol=2)
+    path.write_bytes(stream.getvalue())
+
+
+@pytest.mark.parametrize("write", [_zip_checkpoint, _legacy_checkpoint], ids=["zip", "legacy"])
+def test_code_in_either_layout_is_refused_and_never_runs(tmp_path, write):
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.pt"
+    write(path, {"params": {}, "model": {}, "dictionary": {}, "x": RunsCode(marker)})
+    with pytest.raises(LaserError) as refused:
+        read_checkpoint(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: refused: the checkpoint's pickle asks for ")
+    assert "system" in message and "nothing was executed" in message and "\n" not in message
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"\x80\x02" + b"junk" * 50, LEGACY.read_bytes()[:-100]],
+                         ids=["empty", "junk", "truncated-legacy"])
+def test_a_broken_file_is_not_loadable(tmp_path, content):
+    path = tmp_path / "broken.pt"
+    path.write_bytes(content)
+    with pytest.raises(LaserError, match="not a loadable checkpoint"):
+        read_checkpoint(path)
+
+
+def test_a_tensor_beyond_its_storage_is_refused(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save({"w": torch.arange(10.0)}, tmp_path / "w.pt")
+    with zipfile.ZipFile(tmp_path / "w.pt") as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    storage = next(name for name in files if "/data/" in name)
+    files[storage] = files[storage][:16]  # 4 of the tensor's 10 floats
+    with zipfile.ZipFile(tmp_path / "cut.pt", "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    with pytest.raises(LaserError, match="not a loadable checkpoint"):
+        read_checkpoint(tmp_path / "cut.pt")
+
+
+# --- the networks: torch-free (ONNX Runtime from numpy weights) against torch ---
+
+def _legacy_model(tmp_path):
+    """The LASER1 parity model with its checkpoint in the legacy layout."""
+    directory = tmp_path / "legacy-model"
+    shutil.copytree(PARITY_MODEL, directory)
+    shutil.copy(LEGACY, directory / "encoder.pt")
+    return directory
+
+
+def test_a_legacy_checkpoint_gives_the_official_vectors(tmp_path):
+    encoder = Encoder.load(str(_legacy_model(tmp_path)))
+    zip_encoder = Encoder.load(str(PARITY_MODEL))
+    for stem in PARITY_STEMS:
+        lines = read_fixture_lines(PARITY / "inputs" / f"{stem}.txt")
+        rows = encoder.encode(lines, fixture_language(stem))
+        assert np.array_equal(rows, zip_encoder.encode(lines, fixture_language(stem)))
+        assert np.abs(rows - np.load(PARITY / "expected" / f"{stem}.npy")).max() <= 1e-5
+
+
+FIXTURES = [(PARITY_MODEL, PARITY, PARITY_STEMS), (PARITY2_MODEL, PARITY2, PARITY2_STEMS),
+            (DEFAULT_MODEL, PARITY, PARITY_STEMS), (None, PARITY, PARITY_STEMS)]
+
+
+@pytest.mark.parametrize("model, fixture, stems", FIXTURES, ids=["laser1", "laser2", "default",
+                                                                 "legacy"])
+def test_the_torch_free_network_equals_the_torch_network(tmp_path, model, fixture, stems):
+    pytest.importorskip("torch")
+    directory = str(model or _legacy_model(tmp_path))
+    onnx, torch = Encoder.load(directory), Encoder.load(directory, runtime="torch")
+    assert onnx.runtime.startswith("onnxruntime") and torch.runtime.startswith("torch")
+    for stem in stems:
+        ids = onnx.prepare(read_fixture_lines(fixture / "inputs" / f"{stem}.txt"),
+                           fixture_language(stem))
+        assert np.abs(onnx.encode_ids(ids) - torch.encode_ids(ids)).max() <= 1e-6, stem
+
+
+# Embeds with torch made unimportable, on an empty graph cache: reads the checkpoint, builds,
+# caches and runs the graph; prints the heavy modules it imported.
+NO_TORCH = """
+import json, sys
+sys.modules["torch"] = None  # `import torch` fails, as where it is not installed
+from laser.models.encoder import Encoder
+encoder = Encoder.load(sys.argv[1], quantize=sys.argv[2] or None)
+rows = encoder.encode(["Hello world.", "The book is on the table."], "en")
+print(json.dumps([rows.shape, encoder.runtime, sorted(m for m in ("torch", "scipy") if sys.modules.get(m))]))
+"""
+
+
+@pytest.mark.parametrize("model", [PARITY_MODEL, PARITY2_MODEL, DEFAULT_MODEL],
+                         ids=["laser1", "laser2", "default"])
+@pytest.mark.parametrize("quantize", ["", "int8"])
+def test_bilstm_models_embed_without_torch(tmp_path, model, quantize):
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, str(model), quantize], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "LASER_HOME": str(tmp_path),
+                               "PYTHONPATH": os.pathsep.join(filter(None, [
+                                   str(ROOT), os.environ.get("PYTHONPATH")]))})
+    assert done.returncode == 0, done.stderr
+    shape, runtime, heavy = json.loads(done.stdout)
+    assert shape[0] == 2 and runtime.startswith("onnxruntime ") and heavy == []
+    assert list((tmp_path / "onnx").iterdir())  # the graph was cached

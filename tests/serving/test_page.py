@@ -1,0 +1,87 @@
+"""The page at / in a real headless chromium (Debian's, driven by its chromedriver): type
+sentences, see their similarity matrix; type a query, see its nearest indexed sentences."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from laser.search.vectors import unit_rows
+
+from serving.conftest import INDEXED
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = shutil.which("chromium")
+    if not (chromium and os.path.exists(CHROMEDRIVER)):
+        reason = ("chromium and chromium-driver are not installed (apt-get install chromium "
+                  "chromium-driver; .ci/run does)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI: {reason}")
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--disable-gpu"):
+        options.add_argument(argument)
+    # the driver is given: selenium-manager never looks for, or downloads, another one
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def wait_for(driver, css: str, count: int = 1):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, 60).until(
+        lambda d: (found := d.find_elements(By.CSS_SELECTOR, css)) and len(found) >= count
+        and found)
+
+
+def test_page_shows_the_similarity_matrix(server, browser, default_encoder):
+    from selenium.webdriver.common.by import By
+    sentences = ["Hello world.", "Bonjour le monde.", "The cat sleeps."]
+    browser.get(server.url + "/")
+    area = browser.find_element(By.ID, "sentences")
+    area.clear()
+    area.send_keys("\n".join(sentences))
+    browser.find_element(By.ID, "compare").click()
+    cells = wait_for(browser, "#matrix td", len(sentences) ** 2)
+    shown = np.array([float(cell.text) for cell in cells]).reshape(3, 3)
+    rows = unit_rows(default_encoder.encode(sentences, "en"))
+    np.testing.assert_allclose(shown, rows @ rows.T, atol=0.0006)  # shown to 3 decimals
+    headers = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#matrix tr th")]
+    assert [text for text in headers if text] == sentences * 2
+
+
+def test_page_searches_the_index(server, browser):
+    from selenium.webdriver.common.by import By
+    browser.get(server.url + "/")
+    wait_for(browser, "#search:not(.hidden)")
+    query = browser.find_element(By.ID, "query")
+    query.send_keys("Where is the station?")
+    browser.find_element(By.ID, "find").click()
+    hits = wait_for(browser, "#neighbours li", 5)
+    assert hits[0].text.endswith(INDEXED[2])
+    scores = [float(hit.find_element(By.CLASS_NAME, "score").text) for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_page_shows_a_refusal(server, browser):
+    from selenium.webdriver.common.by import By
+    browser.get(server.url + "/")
+    language = browser.find_element(By.ID, "lang")
+    language.clear()
+    language.send_keys("klingonese")
+    browser.find_element(By.ID, "compare").click()
+    from selenium.webdriver.support.ui import WebDriverWait
+    status = browser.find_element(By.ID, "status")
+    WebDriverWait(browser, 60).until(lambda _: status.text)
+    assert "unknown language" in status.text
