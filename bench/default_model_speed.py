@@ -6,8 +6,8 @@ Embeds the first N dev sentences of several languages (../shared/data/corpus/dev
 through the `laser embed` command (a fresh process: start-up, reading, writing included) and
 through the library stage by stage (tokenise, BPE, encoder), so the figures say where time goes.
 With --model given more than once, every model runs on the same sentences in turn, language by
-language, and the summary gives each one's speed as a multiple of the first's (v2's "within 2x of
-v1" check: `--model default --model models/v2-candidate`).
+language, and the summary gives each one's speed as a multiple of the first's (a candidate's
+"within 2x of the shipped model" check: `--model default --model CANDIDATE_DIR`).
 
     python bench/default_model_speed.py [--sentences 1000] [--languages fra,deu,rus,cmn,jpn]
                                         [--model default --model DIR ...] [--repeats 1]

@@ -18,7 +18,7 @@ corpus drops them.
 OUT/train is the corpus's training split with, for each of its languages that the catalogues
 cover, a random sample of the new pairs of at most --share times the language's own pair count
 (so the new text never outweighs the old); OUT/dev links to the corpus's dev split. Train on it
-with `laser train OUT ...`; docs/training.md ("Run L", "Run M", "Run M1") tells what it changed.
+with `laser train OUT ...`; docs/experiments/training-log.md ("Run L", "Run M", "Run M1") tells what it changed.
 """
 from __future__ import annotations
 

@@ -69,6 +69,7 @@ def _embed_from(site: Path, work: Path) -> np.ndarray:
     assert result.returncode == 0, result.stderr
     provenance = json.loads((work / "out.npy.json").read_text(encoding="utf-8"))
     assert Path(provenance["model_encoder"]).is_relative_to(site)
+    assert provenance["model_name"] == "laser-default-v2"
     return np.load(work / "out.npy")
 
 
@@ -101,10 +102,10 @@ def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     vectors = _embed_from(site, work)
-    assert vectors.shape == (2, 640) and vectors.dtype == np.float32
+    assert vectors.shape == (2, 576) and vectors.dtype == np.float32
     np.testing.assert_allclose(vectors, _checkout_embeddings(), rtol=0, atol=1e-6)
     listing = _run_installed(site, work, "models").stdout.splitlines()
-    default, = [line for line in listing if line.startswith("default ")]
+    default, = [line for line in listing if line.startswith("default (laser-default-v2) ")]
     assert "shipped" in default and str(site) in default
     assert (site / "laser" / "training" / "recipes" / "v2.json").is_file()  # laser train --recipe v2
 

@@ -65,7 +65,7 @@ class FilterOptions:
 @dataclass(frozen=True)
 class EmbeddingModel:
     """The model behind the embeddings a filter reads: its sha256 (None: unknown, e.g.
-    embeddings without a sidecar), file description and embedding dimension."""
+    embeddings without a sidecar), file description, embedding dimension and versioned name."""
 
     sha256: Optional[str]
     dim: int

@@ -43,7 +43,7 @@ def models(languages):
         print_table(language_rows())
     else:
         rows = [("NAME", "FAMILY", "STATUS", "SIZE", "PATH")]
-        rows += [(m.name, m.family, m.state, human_size(m.size), str(m.path) if m.path else "-")
+        rows += [(m.label, m.family, m.state, human_size(m.size), str(m.path) if m.path else "-")
                  for m in available_models()]
         print_table(rows)
     click.echo(f"downloads go to {laser_home()} ($LASER_HOME)", err=True)

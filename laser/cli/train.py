@@ -32,8 +32,8 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
 @main.command(epilog=examples(
     "laser train corpus/ -o my-model --work-dir work",
     "laser train corpus/ -o my-model --work-dir work --steps 36000   # resume, longer schedule",
-    "laser train corpus/ -o v2b --work-dir w2 --init models/v2-candidate --recipe v2 --seed 10"
-    "   # one more step of the v2 candidate's recipe"))
+    "laser train corpus/ -o v2b --work-dir w2 --init default --recipe v2 --seed 10"
+    "   # one more step of the shipped model's recipe, from it"))
 @click.argument("corpus", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", "-o", type=DIR, required=True,
               help="Model directory to write (NAME.pt, NAME.fcodes, NAME.fvocab).")
@@ -104,8 +104,9 @@ def apply_recipe(ctx: click.Context, param: click.Parameter, value: str | None) 
               help="Bag-of-subwords steps that align the token embeddings first (0: none).")
 @click.option("--bow-lr", type=click.FloatRange(min=0, min_open=True), default=TrainConfig.bow_lr,
               show_default=True)
-@click.option("--init", "init_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Start from this trained model (a LASER1-family directory): its BPE files, its "
+@click.option("--init", "init_dir", metavar="DIR|NAME",
+              help="Start from this trained model (a LASER1-family directory, or `default`: the "
+                   "shipped model): its BPE files, its "
                    "token embeddings and its LSTM layers (a deeper network adds fresh layers on "
                    "top; a smaller --hidden-size keeps each layer's most useful units). Replaces "
                    "the bag-of-subwords stage.")

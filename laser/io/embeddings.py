@@ -118,5 +118,5 @@ def raw_dimension(path: str | os.PathLike) -> int:
     if isinstance(recorded, int) and recorded > 0:
         return recorded
     raise LaserError(f"{path}: raw embeddings without a {Path(path).name}.json sidecar: pass their "
-                     "dimension with --dim (1024 for the official LASER models, 640 for the "
+                     "dimension with --dim (1024 for the official LASER models, 576 for the "
                      "shipped default)")

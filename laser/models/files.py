@@ -38,6 +38,12 @@ class ModelFiles:
                              "or a SentencePiece model (*.spm)")
 
     @property
+    def name(self) -> str:
+        """The model's versioned name: its checkpoint's file name without `.pt` (the shipped
+        model's is `laser-default-v2`), recorded beside what it made."""
+        return self.encoder.stem
+
+    @property
     def family(self) -> str:
         """The preprocessing family: `laser1` (Moses + fastBPE) or `laser2` (SPMApply +
         SentencePiece, also LASER3's)."""

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
+from .files import ModelFiles
 
 HOME_ENV = "LASER_HOME"
 MIRROR_ENV = "LASER_DOWNLOAD_URL"
@@ -66,6 +67,12 @@ class ModelStatus:
     state: str  # shipped, downloaded, partial, not downloaded, not shipped
     size: Optional[int]
     path: Optional[Path]
+    version: Optional[str] = None  # the shipped model's versioned name, e.g. laser-default-v2
+
+    @property
+    def label(self) -> str:
+        """The name `--model` takes, with the versioned name when there is one."""
+        return f"{self.name} ({self.version})" if self.version else self.name
 
 
 def load_manifest(path: Path = MANIFEST) -> Manifest:
@@ -169,7 +176,8 @@ def shipped_status() -> ModelStatus:
     if directory is None:
         return ModelStatus(DEFAULT, "shipped", "not shipped", None, None)
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
-    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory)
+    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory,
+                       ModelFiles.from_dir(directory).name)
 
 
 def available_models(home: Optional[Path] = None) -> list[ModelStatus]:

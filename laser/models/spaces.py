@@ -8,8 +8,11 @@ Where a model's space comes from, in order:
 * `model.json` beside its checkpoint: `{"name": "...", "space": "..."}` (`laser train --teacher`
   writes it when distilling into a downloaded official teacher's space);
 * the manifest (laser/data/models.json) for an official model in its download folder;
-* else its own space, named after its checkpoint's sha256 (and the model after its folder and
-  checkpoint file).
+* else its own space, named after its checkpoint's sha256 (and the model after its checkpoint
+  file, the versioned name: `laser-default-v2`).
+
+The shipped default model declares its own versioned space (`laser-default-v2`) in its
+`model.json`, so a later default is a new space and its vectors never meet this one's.
 
 Vectors carry their origin in their sidecars (`model_name`, `model_space`, `model_sha256`), and
 `check_same_space` is the one check every place where vectors of two origins meet calls.
@@ -74,7 +77,7 @@ def model_identity(files: ModelFiles) -> ModelIdentity:
     directory = files.encoder.parent
     declared = read_declaration(directory)
     official = official_name(directory)
-    name = declared.get("name") or official or f"{directory.name}/{files.encoder.name}"
+    name = declared.get("name") or official or files.name
     space = declared.get("space") or (manifest_space(official) if official else None)
     return ModelIdentity(name, space or own_space(files.sha256()))
 

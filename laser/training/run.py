@@ -160,7 +160,7 @@ def train(corpus: Path, output: Path, work: Path, config: TrainConfig, bpe: BPEC
     train_dir, dev_dir = corpus_splits(corpus, dev_dir)
     if dev_dir is None:
         warn_no_dev("the corpus has no dev/ folder and no --dev was given")
-    init = init_files(Path(config.init)) if config.init else None
+    init = init_files(config.init) if config.init else None
     if bpe.grow:
         check_growth(init, bpe.merges)
     prepared = prepare(train_dir, dev_dir, work, bpe, languages, workers, init)

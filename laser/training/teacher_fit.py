@@ -4,7 +4,7 @@ embedding mapped through the run's projection head, both taken from the run's ch
 
 On the run's own training sentences this is one minus the distillation loss of their English side
 without dropout; on unseen text of another kind it shows how far the student generalises its
-teacher (docs/training.md, "How closely the student follows its teacher")."""
+teacher (docs/experiments/training-log.md, "How closely the student follows its teacher")."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -315,7 +315,7 @@ class Trainer:
     def _resume(self) -> None:
         if not self.checkpoint_path.exists():
             if self.config.init:
-                self._warm_start(Path(self.config.init))
+                self._warm_start(self.config.init)
             elif self.config.bow_steps:
                 self._initialise_embeddings()
             if self.distiller is not None:
@@ -334,13 +334,15 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best_error = state["step"], state["best_error"]
 
-    def _warm_start(self, directory: Path) -> None:
+    def _warm_start(self, model: str) -> None:
         """Start from a trained model's weights instead of bag-of-subwords embeddings (copied
         on the CPU, where the init model is loaded, then moved back to the training device)."""
-        started = warm_start(self.model.cpu(), self.dictionary, init_files(directory),
+        files = init_files(model)
+        started = warm_start(self.model.cpu(), self.dictionary, files,
                              lambda: self.sampler.sample(SAMPLE_BATCHES))
         self.model.to(self.device)
-        self._log({"stage": "init", "from": str(directory), **asdict(started)})
+        self._log({"stage": "init", "from": str(files.encoder.parent), "model": files.name,
+                   **asdict(started)})
 
     def _fit_head(self) -> None:
         """Start the projection head at the least-squares fit of the starting student on the

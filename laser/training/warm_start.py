@@ -16,6 +16,7 @@ import torch
 from ..errors import LaserError
 from ..runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
+from ..models.resolve import model_directory
 from ..subwords.fastbpe import BPE, CONTINUATION, read_codes
 from .narrow import narrowed
 
@@ -34,8 +35,10 @@ class WarmStart:
     hidden_from: int
 
 
-def init_files(directory: Path) -> ModelFiles:
-    """The model to start from: a LASER1-family directory (BiLSTM checkpoint + fastBPE files)."""
+def init_files(model: str | Path) -> ModelFiles:
+    """The model to start from: a LASER1-family directory (BiLSTM checkpoint + fastBPE files),
+    or a model name (`default`: the shipped model)."""
+    directory = model_directory(model)
     files = ModelFiles.from_dir(directory)
     if files.family != LASER1 or files.vocab is None:
         raise LaserError(f"{directory}: --init needs a model with fastBPE codes and vocabulary "

@@ -84,6 +84,8 @@ def test_same_seed_same_classifier(classifier, sib, default_encoder):
 def test_saved_classifier_predicts_the_same(classifier, classifier_dir, sib):
     loaded = Classifier.load(classifier_dir)
     assert loaded.labels == classifier.labels and loaded.model == classifier.model
+    record = json.loads((classifier_dir / "classifier.json").read_text())
+    assert record["model_name"] == loaded.model.name == "laser-default-v2"
     assert loaded.predict(sib["de"].vectors) == classifier.predict(sib["de"].vectors)
 
 
@@ -118,7 +120,7 @@ def test_another_model_is_refused(classifier, classifier_dir):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")
     line = one_error_line(run("eval", classifier_dir, GERMAN, "--lang", "de",
                               "--model", PARITY_MODEL))
-    assert "laser-default.pt" in line and "encoder.pt" in line
+    assert "laser-default-v2.pt" in line and "encoder.pt" in line
 
 
 @pytest.mark.slow

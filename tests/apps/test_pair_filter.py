@@ -99,6 +99,7 @@ def test_saved_filter_records_the_model_and_scores_the_same(tmp_path, trained, e
     trained.save(tmp_path / "f")
     record = json.loads((tmp_path / "f" / "filter.json").read_text())
     assert record["model_sha256"] == shipped.files.sha256()
+    assert record["model_name"] == PairFilter.load(tmp_path / "f").model.name == "laser-default-v2"
     assert record["model_files"]["encoder"] == str(shipped.files.encoder.resolve())
     assert record["options"]["hard_negatives"] == 1 and record["dim"] == shipped.dim
     loaded = PairFilter.load(tmp_path / "f")

@@ -29,6 +29,7 @@ def test_embed_matches_official_npy(tmp_path):
     provenance = json.loads((tmp_path / "fr.npy.json").read_text())
     assert provenance["rows"] == 400 and provenance["lang"] == "fr"
     assert len(provenance["model_sha256"]) == 64
+    assert provenance["model_name"] == "encoder"  # the checkpoint's file name without .pt
 
 
 def test_raw_format_and_fp16(tmp_path):

@@ -87,8 +87,9 @@ def test_corpus_xsim_compares_a_model_with_a_baseline_per_language():
 
 @pytest.mark.teacher
 def test_corpus_xsim_scores_a_teacher_on_its_languages():
-    """tasks/corpus_xsim.py --teacher use: USE reads both sides itself and is far better than the
-    shipped model on French and Spanish (about 4% and 2% against 7% and 11%)."""
+    """tasks/corpus_xsim.py --teacher use: USE reads both sides itself and is better than the
+    shipped model on French and Spanish (4.4% and 1.9% against laser-default-v2's 6.05% and
+    7.05%; v1's were about 7% and 11%)."""
     script = [sys.executable, str(ROOT / "tasks/corpus_xsim.py"),
               str(ROOT / "tests/data/corpus/dev"), "--languages", "fra,spa"]
     teacher = subprocess.run(script + ["--teacher", "use"], capture_output=True, text=True,
@@ -98,7 +99,7 @@ def test_corpus_xsim_scores_a_teacher_on_its_languages():
               for name, output in (("teacher", teacher), ("shipped", shipped))}
     assert set(errors["teacher"]) == {"fra", "spa"}
     for lang in ("fra", "spa"):
-        assert errors["teacher"][lang] < 6 and errors["teacher"][lang] < errors["shipped"][lang] - 2
+        assert errors["teacher"][lang] < 6 and errors["teacher"][lang] < errors["shipped"][lang] - 1
 
 
 def table_rows(markdown: str) -> list[list[str]]:

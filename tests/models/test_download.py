@@ -229,7 +229,7 @@ def test_models_lists_status_size_and_path(server, home, monkeypatch):
         assert all(line[c - 2:c] == "  " and line[c] != " " for c in columns)  # aligned
     size = f"{sum(len(body) for body in list(FILES.values())[:3]) / 1024 / 1024:.1f} MiB"
     assert rows["93langs"].split(None, 2)[2] == f"downloaded      {size}  {home / '93langs'}"
-    assert rows["default"].split()[1:3] == ["shipped", "shipped"]
+    assert rows["default"].split()[1:4] == ["(encoder)", "shipped", "shipped"]  # its file name
     assert rows["default"].endswith(str(PARITY_MODEL))
     assert rows["laser2"].split()[1:] == ["LASER2", "not", "downloaded", "?", "-"]
     assert str(home) in result.stderr

@@ -51,7 +51,7 @@ def cosines(a, b):
 def test_fp32_graph_equals_the_torch_encoder_on_the_default_model(default_model):
     ids, exact, graph = default_model
     onnx_vectors = OnnxEncoder.load(graph).embed(ids, MAX_TOKENS)
-    assert onnx_vectors.dtype == np.float32 and onnx_vectors.shape == exact.shape == (200, 640)
+    assert onnx_vectors.dtype == np.float32 and onnx_vectors.shape == exact.shape == (200, 576)
     assert np.abs(onnx_vectors - exact).max() <= 1e-5
 
 

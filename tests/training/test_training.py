@@ -17,6 +17,7 @@ from laser.cli import main
 from laser.models.encoder import Encoder
 from laser.errors import LaserError
 from laser.models.files import ModelFiles
+from laser.models.registry import shipped_model_dir
 from laser.subwords.fastbpe import BPE
 from laser.training.corpus import find_pair_files, read_pairs
 from laser.training.config import (CPU_PIECE_SENTENCES, TrainConfig, cpu_runs_bf16_lstms,
@@ -642,3 +643,20 @@ def test_the_shipped_v2_recipe_is_the_candidates_step(tmp_path):
     assert (settings["layers"], settings["hidden_size"], settings["teacher"]) == (2, 288, "use+e5")
     assert (settings["batch_size"], settings["lr"], settings["steps"]) == (2048, 3e-4, 360)
     assert (settings["max_length"], settings["seed"]) == (128, 10)
+
+
+def test_init_default_starts_from_the_shipped_model(tiny_corpus, tmp_path):
+    shipped = ModelFiles.from_dir(shipped_model_dir())
+    train(tiny_corpus, tmp_path / "w", tmp_path / "next", 1, "--init", "default",
+          "--embed-dim", "256", "--hidden-size", "288", "--layers", "2", "--lr", "1e-9",
+          "--eval-every", "100")
+    init = read_log(tmp_path / "w")[0]
+    assert init["stage"] == "init" and init["model"] == "laser-default-v2"
+    assert init["from"] == str(shipped.encoder.parent) and init["layers_copied"] == 2
+    assert (tmp_path / "w" / "bpe.fcodes").read_bytes() == shipped.codes.read_bytes()
+
+
+def test_help_starts_from_the_shipped_model():
+    result = CliRunner().invoke(main, ["train", "--help"])
+    assert result.exit_code == 0
+    assert "--init default --recipe v2" in result.output and "v2-candidate" not in result.output

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Before and after the GPU calls: `on` takes models/ and tests/ (40 and 15 MB) out of the git
+# Before and after the GPU calls: `on` takes models/ and tests/ (22 and 15 MB) out of the git
 # index and ignores them, so the working tree that travels with each call stays small enough
 # for the packed data (64 MiB a call); `off` puts them back. Commit nothing in between.
 set -e

@@ -2,7 +2,7 @@
 64 MiB: the teacher's inputs (the distinct English sentences; USE runs there) and the token ids
 (uint16, xz) with the --init model travel in two calls. With `--teacher use+e5` the e5 block of
 the cache, which the machine cannot recompute in time, travels too: int8 with a scale per row,
-in parts of at most --part-mib, one call each. See docs/training.md, "On a leased GPU with a
+in parts of at most --part-mib, one call each. See docs/experiments/training-log.md, "On a leased GPU with a
 64 MiB transfer limit".
 
     python tools/gpu/pack.py WORK CORPUS_TRAIN INIT_MODEL_DIR .gpu [--teacher use+e5]
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from laser.models.resolve import model_directory
 from laser.training.corpus import find_pair_files
 from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
 from laser.training.run import work_bpe_files
@@ -98,7 +99,7 @@ def as_uint16(values: np.ndarray) -> np.ndarray:
     return values.astype(np.uint16)
 
 
-def pack_training_data(work: Path, init: Path, out: Path) -> None:
+def pack_training_data(work: Path, init: str, out: Path) -> None:
     """One xz stream of all training token ids and one of sentence lengths, language by
     language (source, then English), with index.json and the --init model."""
     languages = json.loads((work / "prepare.json").read_text())["languages"]
@@ -110,14 +111,14 @@ def pack_training_data(work: Path, init: Path, out: Path) -> None:
         with lzma.open(out / f"{kind}.u16.xz", "wb") as f:
             for stem in stems:
                 f.write(arrays[f"{stem}.{kind}"].tobytes())
-    shutil.copytree(init, out / "init", dirs_exist_ok=True)
+    shutil.copytree(model_directory(init), out / "init", dirs_exist_ok=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("work", type=Path, help="a prepared work folder (--teacher use or use+e5)")
     parser.add_argument("train_dir", type=Path, help="the corpus's train folder")
-    parser.add_argument("init", type=Path, help="the model to start from (--init)")
+    parser.add_argument("init", help="the model to start from (--init): a directory, or default")
     parser.add_argument("out", type=Path, help="gets teacher/, data/ and e5-K/ (ignore it in git)")
     parser.add_argument("--topic-clusters", type=int, default=1024,
                         help="the run's --topic-clusters (its teacher clusters travel)")

@@ -2,7 +2,7 @@
 a recipe (TrainConfig fields in JSON; recipe-ga.json is run GA's) from the packed --init model
 for a wall-clock budget, keeping the best-by-dev export. The library's Trainer does the work;
 only the dev xsim is computed in torch, since faiss's wheel does not fit beside the data. See
-docs/training.md, "On a leased GPU with a 64 MiB transfer limit".
+docs/experiments/training-log.md, "On a leased GPU with a 64 MiB transfer limit".
 
     python3 tools/gpu/train.py unpack .gpu/data /tmp/gw
     python3 tools/gpu/train.py run .gpu/data /tmp/gw B --dropout 0.1 --seconds 360
@@ -32,6 +32,7 @@ from laser.training.topics import TopicGrouping
 from laser.training.trainer import Trainer, embed_ids, export_model
 
 RECIPE = Path(__file__).with_name("recipe-ga.json")
+CANDIDATE = "laser-candidate"  # the exported file name: a shipped model gets a versioned one
 PROBE_STEPS = 30  # steps timed to fit the run's length (and its cosine schedule) to the budget
 EVALUATIONS = 30
 
@@ -119,7 +120,7 @@ def run(args, settings: dict) -> None:
     print(f"{args.name}: start dev {100 * trainer.evaluate(stage='start'):.2f}%", flush=True)
 
     def export(model) -> None:
-        export_model(model, dictionary, codes, vocab, output, "laser-default")
+        export_model(model, dictionary, codes, vocab, output, CANDIDATE)
 
     train_for(trainer, args.seconds, export, args.name)
     (work / f"best-{args.name}.txt").write_text(f"{trainer.best_error}\n")

@@ -25,6 +25,6 @@ for name in "${names[@]}"; do
 done
 (cd /tmp/gw && tar -czf "$OUT/logs.tgz" ./*.log.jsonl)
 for name in $(cd /tmp/gw && grep -H . best-*.txt | sed 's/best-\(.*\)\.txt:\(.*\)/\2 \1/' | sort -g | head -2 | cut -d' ' -f2); do
-  split -b 15M -d "/tmp/gw/out-$name/laser-default.pt" "$OUT/$name.pt."
+  split -b 15M -d "/tmp/gw/out-$name/laser-candidate.pt" "$OUT/$name.pt."
 done
 ls -la "$OUT"
