@@ -115,12 +115,12 @@ def test_held_out_dev_without_a_dev_set(sib, default_encoder):
 @pytest.mark.slow
 def test_another_model_is_refused(classifier, classifier_dir):
     from laser.models.encoder import Encoder
-    with pytest.raises(LaserError, match=r"the classifier \(default/laser-default.pt, space sha256:\w+\) and encoder "
-                       r"\(model/encoder.pt, space sha256:\w+\) are not in one embedding space"):
+    with pytest.raises(LaserError, match=r"the classifier \(laser-default-v2, space laser-default-v2\) and encoder "
+                       r"\(encoder, space sha256:\w+\) are not in one embedding space"):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")
     line = one_error_line(run("eval", classifier_dir, GERMAN, "--lang", "de",
                               "--model", PARITY_MODEL))
-    assert "laser-default-v2.pt" in line and "encoder.pt" in line
+    assert "(laser-default-v2, space laser-default-v2)" in line and "(encoder, space sha256:" in line
 
 
 @pytest.mark.slow

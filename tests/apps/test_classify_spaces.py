@@ -41,4 +41,4 @@ def test_a_classifier_trained_with_one_model_predicts_with_another_of_its_space(
     assert refused.exit_code == 1
     line, = refused.stderr.splitlines()
     assert "the classifier (laser3-amh_Ethi, space laser2) and " in line
-    assert "(default/laser-default.pt, space sha256:" in line and "not in one embedding" in line
+    assert "(laser-default-v2, space laser-default-v2)" in line and "not in one embedding" in line

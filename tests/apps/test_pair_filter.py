@@ -185,7 +185,7 @@ def test_cli_scoring_with_another_model_or_bad_input_is_refused(tmp_path, cli_fi
     sides = ["--src-lang", "fr", "--trg-lang", "en", "-o", out]
     line = one_error_line(run("filter", "score", pairs, cli_filter, *sides,
                               "--model", PARITY_MODEL))
-    assert "(model/encoder.pt, space sha256:" in line and "not in one embedding space" in line
+    assert "(encoder, space sha256:" in line and "not in one embedding space" in line
     other = np.zeros((3, 640), dtype=np.float32)
     np.save(tmp_path / "other.npy", other)
     (tmp_path / "other.npy.json").write_text(json.dumps({"model_sha256": "f" * 64}))

@@ -61,7 +61,7 @@ def test_without_one_space_by_language_the_default_embeds_both_sides(home):
     names, notes = chosen("ig", "en")
     assert names == [CHECKOUT_MODEL_DIR.name] * 2 and notes[1] is None
     assert notes[0] == ("using the shipped default model on both sides, since laser3-ibo_Latn "
-                        "(ig) and default/laser-default.pt (en) are not in one embedding space; "
+                        "(ig) and laser-default-v2 (en) are not in one embedding space; "
                         "for the official LASER2 encoder of eng_Latn run: laser download laser2")
 
 
@@ -91,7 +91,7 @@ def test_models_of_two_spaces_named_per_side_are_refused_before_any_work(officia
                      "-o", tmp_path / "out.tsv")
         assert result.exit_code == 1
         line, = result.stderr.splitlines()
-        assert "(laser2, space laser2) and " in line and "(default/laser-default.pt, " in line
+        assert "(laser2, space laser2) and " in line and "(laser-default-v2, " in line
         assert not (tmp_path / "out.tsv").exists()
 
 
@@ -132,7 +132,7 @@ def test_the_python_api_mines_and_scores_two_lists_with_their_languages(official
     scores = score_sentences(SENTENCES, SENTENCES, "ig", "am", method="cosine")
     assert scores.shape == (len(SENTENCES),) and np.isfinite(scores).all()
     with pytest.raises(SpaceMismatch, match=r"the ig sentences \(laser2, space laser2\) and the "
-                                            r"en sentences \(default/laser-default.pt"):
+                                            r"en sentences \(laser-default-v2"):
         score_sentences(SENTENCES, SENTENCES, "ig", "en", src_model="laser2",
                         trg_model="default")
 

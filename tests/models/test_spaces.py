@@ -65,8 +65,8 @@ def test_official_models_share_their_declared_space_and_others_have_their_own(of
         name: (name, "laser2") for name in official_models}
     default = model_identity(ModelFiles.from_dir(CHECKOUT_MODEL_DIR))
     fixture = model_identity(ModelFiles.from_dir(PARITY2_MODEL))
-    assert default.space.startswith("sha256:") and fixture.space.startswith("sha256:")
-    assert default.space != fixture.space and default.name == "default/laser-default.pt"
+    assert (default.name, default.space) == ("laser-default-v2", "laser-default-v2")  # model.json
+    assert fixture.space.startswith("sha256:") and fixture.name == "encoder"
     declared = shutil.copytree(PARITY2_MODEL, tmp_path / "student")
     write_declaration(declared, "my-student", "laser2")
     assert model_identity(ModelFiles.from_dir(declared)) == ModelIdentity("my-student", "laser2")
@@ -77,16 +77,16 @@ def test_embeddings_record_their_model_and_space(official_models, text, tmp_path
     ok("embed", text, "-o", tmp_path / "x.npy", "-l", "en", "--model", "default", "-q")
     assert (sidecar(tmp_path / "ig.npy")["model_name"],
             sidecar(tmp_path / "ig.npy")["model_space"]) == ("laser3-ibo_Latn", "laser2")
-    assert sidecar(tmp_path / "x.npy")["model_space"].startswith("sha256:")
+    assert sidecar(tmp_path / "x.npy")["model_space"] == "laser-default-v2"
 
 
 def test_check_same_space_refuses_two_spaces_in_one_line_and_warns_on_unknown():
     laser2 = Origin("en.npy", "laser2", "laser2", "a" * 64)
     check_same_space(laser2, Origin("ig.npy", "laser3-ibo_Latn", "laser2", "b" * 64))
     with pytest.raises(SpaceMismatch, match=r"^en.npy \(laser2, space laser2\) and x.npy "
-                                            r"\(default/laser-default.pt, space sha256:c+\) are "
+                                            r"\(my-model, space sha256:c+\) are "
                                             "not in one embedding space"):
-        check_same_space(laser2, Origin("x.npy", "default/laser-default.pt", "sha256:" + "c" * 16))
+        check_same_space(laser2, Origin("x.npy", "my-model", "sha256:" + "c" * 16))
     with pytest.raises(SpaceMismatch):  # records older than spaces: compared by checkpoint
         check_same_space(Origin("a", sha256="a" * 64), Origin("b", sha256="b" * 64))
     with pytest.warns(UserWarning, match="no sidecar records the model of raw.npy, so nothing "
@@ -99,11 +99,11 @@ def test_an_index_refuses_queries_of_another_model_and_takes_those_of_its_space(
     ok("knn", "build", text, "--lang", "en", "--model", "default", "-o", tmp_path / "v.index",
        "-q")
     index = json.loads((tmp_path / "v.index.json").read_text())
-    assert index["model_name"] == "default/laser-default.pt"
+    assert index["model_name"] == "laser-default-v2"
     ok("embed", text, "-o", tmp_path / "q.npy", "-l", "en", "--model", "laser2", "-q")
     line = one_error_line(run("knn", "search", tmp_path / "v.index", tmp_path / "q.npy",
                               "-o", tmp_path / "out.tsv"))
-    assert "v.index (default/laser-default.pt, space sha256:" in line
+    assert "v.index (laser-default-v2, space laser-default-v2)" in line
     assert "q.npy (laser2, space laser2) are not in one embedding space" in line
     assert not (tmp_path / "out.tsv").exists()
     # Amharic rows in the index, Igbo queries: two LASER3 encoders of one space.
@@ -124,7 +124,7 @@ def test_mine_score_and_paraphrase_refuse_embeddings_of_two_spaces(official_mode
     for command in ("mine", "score"):
         line = one_error_line(run(command, *sides))
         assert "l2.npy (laser2, space laser2) and " in line
-        assert "v.npy (default/laser-default.pt, space sha256:" in line
+        assert "v.npy (laser-default-v2, space laser-default-v2)" in line
         assert not (tmp_path / "out.tsv").exists()
     ok("knn", "build", text, "--lang", "en", "--model", "default", "-o", tmp_path / "v.index",
        "-q")
