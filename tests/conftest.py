@@ -133,3 +133,26 @@ def official_models():
                                                 LASER3_FIXTURES / "A" / "laser3-A.pt"),
             "laser3-amh_Ethi": install_official("laser3-amh_Ethi",
                                                 LASER3_FIXTURES / "B" / "laser3-B.pt")}
+
+
+def run_laser(*args, input=None):
+    """`laser ARGS` run in this process by click's runner, every argument as a string."""
+    from click.testing import CliRunner
+
+    from laser.cli import main
+    return CliRunner().invoke(main, [str(arg) for arg in args], input=input)
+
+
+def laser_ok(*args, input=None):
+    """`run_laser`, asserting it succeeded."""
+    result = run_laser(*args, input=input)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def one_error_line(result) -> str:
+    """The one `laser: error: ...` line a refused command prints (exit 1, no traceback)."""
+    assert result.exit_code == 1, result.output
+    line, = result.stderr.splitlines()
+    assert line.startswith("laser: error: ") and "Traceback" not in result.output
+    return line

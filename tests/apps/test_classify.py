@@ -14,7 +14,7 @@ from laser.apps.classify import Classifier, Labelled, ModelId, TrainOptions, emb
 from laser.apps.classify_files import read_tsv
 from laser.cli import main
 
-from conftest import DATA, PARITY_MODEL
+from conftest import DATA, PARITY_MODEL, one_error_line
 
 SIB = DATA / "sib200"
 TRAIN, DEV, GERMAN = SIB / "eng_Latn.train.tsv", SIB / "eng_Latn.dev.tsv", SIB / "deu_Latn.dev.tsv"
@@ -23,13 +23,6 @@ CHANCE = 1 / 7
 
 def run(*args):
     return CliRunner().invoke(main, ["classify", *map(str, args)])
-
-
-def one_error_line(result) -> str:
-    assert result.exit_code == 1, result.output
-    line, = result.stderr.splitlines()
-    assert line.startswith("laser: error: ")
-    return line
 
 
 @pytest.fixture(scope="module")

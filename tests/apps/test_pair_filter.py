@@ -7,17 +7,15 @@ import itertools
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from laser.apps.pair_filter import EmbeddingModel, FilterOptions, PairFilter, auc
 from laser.apps.pair_files import read_pair_tsv
-from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
 from laser.models.registry import CHECKOUT_MODEL_DIR as SHIPPED_MODEL_DIR
 from laser.models.spaces import Origin
 
-from conftest import CORPUS_SAMPLE, PARITY_MODEL
+from conftest import CORPUS_SAMPLE, PARITY_MODEL, run_laser as run, one_error_line
 
 TRAIN, HELD_OUT = 300, 200
 QUICK = FilterOptions(epochs=8, learning_rate=3e-3)
@@ -32,17 +30,6 @@ def dev_pairs(lang: str, count: int, skip: int = 0) -> list[tuple[str, str]]:
 def write_tsv(path, rows) -> str:
     path.write_text("".join("\t".join(map(str, row)) + "\n" for row in rows), encoding="utf-8")
     return str(path)
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_error_line(result) -> str:
-    assert result.exit_code == 1, result.output
-    line, = result.stderr.splitlines()
-    assert line.startswith("laser: error: ") and "Traceback" not in result.output
-    return line
 
 
 @pytest.fixture(scope="module")

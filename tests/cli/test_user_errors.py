@@ -13,26 +13,14 @@ from pathlib import Path
 import click
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from laser import Encoder, LaserError
 from laser.cli import main
 
-from conftest import PARITY, PARITY_MODEL
+from conftest import PARITY, PARITY_MODEL, run_laser as run, one_error_line
 
 MODEL = ["--model", str(PARITY_MODEL)]
 FRENCH = PARITY / "inputs" / "batching_fr.txt"
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
-
-
-def one_error_line(result) -> str:
-    assert result.exit_code == 1, result.output
-    line, = result.stderr.splitlines()
-    assert line.startswith("laser: error: ") and "Traceback" not in result.output
-    return line
 
 
 @pytest.fixture

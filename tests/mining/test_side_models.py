@@ -11,28 +11,16 @@ import numpy as np
 import pytest
 # Imported here, so that the SWIG DeprecationWarnings pytest shows do not reach a command's stderr.
 import sentencepiece  # noqa: F401
-from click.testing import CliRunner
 
-from laser.cli import main
 from laser.mining.sentences import mine_sentences, score_sentences
 from laser.models.registry import CHECKOUT_MODEL_DIR
 from laser.models.resolve import ModelRequest, choose_side_models
 from laser.models.spaces import SpaceMismatch
 
-from conftest import LASER3_FIXTURES, install_official
+from conftest import LASER3_FIXTURES, install_official, run_laser as run, laser_ok as ok
 
 SENTENCES = ["Hello world.", "The book is on the table!", "Where is the station?",
              "I like green tea.", "The train leaves at noon."]
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(arg) for arg in args])
-
-
-def ok(*args):
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result
 
 
 @pytest.fixture

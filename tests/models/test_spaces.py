@@ -10,34 +10,15 @@ import numpy as np
 import pytest
 # Imported here, so that the SWIG DeprecationWarnings pytest shows do not reach a command's stderr.
 import sentencepiece  # noqa: F401
-from click.testing import CliRunner
 
-from laser.cli import main
 from laser.models.files import ModelFiles
 from laser.models.registry import CHECKOUT_MODEL_DIR, load_manifest
 from laser.models.spaces import (ModelIdentity, Origin, SpaceMismatch, check_same_space,
                                  model_identity, write_declaration)
 
-from conftest import PARITY2_MODEL
+from conftest import PARITY2_MODEL, run_laser as run, laser_ok as ok, one_error_line
 
 SENTENCES = "Hello world.\nThe book is on the table!\nWhere is the station?\n"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(arg) for arg in args])
-
-
-def ok(*args):
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def one_error_line(result) -> str:
-    assert result.exit_code == 1
-    line, = result.stderr.splitlines()
-    assert line.startswith("laser: error: ")
-    return line
 
 
 @pytest.fixture

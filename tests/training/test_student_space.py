@@ -17,14 +17,8 @@ from laser.models.files import ModelFiles
 from laser.models.spaces import model_identity
 from laser.training.corpus import find_pair_files, read_pairs
 
-from conftest import PARITY_MODEL
+from conftest import PARITY_MODEL, laser_ok as ok
 from test_training import tiny_corpus  # noqa: F401  (the shared fixture)
-
-
-def ok(*args):
-    result = CliRunner().invoke(main, [str(arg) for arg in args])
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def test_a_student_distilled_into_its_teachers_space_mines_against_it(tiny_corpus, tmp_path):
