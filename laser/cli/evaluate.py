@@ -24,13 +24,18 @@ embeddings_dir_option = click.option(
 
 
 def _embedder(embeddings_dir: Optional[str], model: dict) -> Embedder:
-    """Embeddings of a task's text file: DIR/NAME.npy, or made with the model."""
+    """Embeddings of a task's text file: DIR/NAME.npy, or made with the model; precomputed files
+    must all be of one embedding space."""
+    from ..models.spaces import OneSpace, embeddings_origin
     from ..search.inputs import EmbeddingSource, sentence_embeddings
     encoder = encoder_loader(model)
+    one_space = OneSpace()
 
     def embed(text: str, lang: str):
         precomputed = (os.path.join(embeddings_dir, os.path.basename(text) + ".npy")
                        if embeddings_dir else None)
+        if precomputed:
+            one_space.check(embeddings_origin(precomputed))
         return sentence_embeddings(EmbeddingSource(text, precomputed, lang), encoder)
     return embed
 

@@ -155,3 +155,22 @@ def embeddings_origin(path: str) -> Origin:
     """The origin recorded in the provenance sidecar of an embeddings file (unknown without)."""
     from ..io.sidecar import read_sidecar
     return Origin.of_record(path, read_sidecar(path))
+
+
+class OneSpace:
+    """Checks that every origin shown to it shares the first one's space (`check_same_space`),
+    saying once, not per file, when origins without a record make that uncheckable."""
+
+    def __init__(self) -> None:
+        self.first: Optional[Origin] = None
+        self.warned = False
+
+    def check(self, origin: Origin) -> None:
+        if self.first is None:
+            self.first = origin
+            return
+        if not (origin.known and self.first.known):
+            if self.warned:
+                return
+            self.warned = True
+        check_same_space(self.first, origin)

@@ -15,7 +15,7 @@ from laser.eval.xsim import xsim_errors, xsim_matrix
 from laser.search.vectors import Vectors
 from laser.mining.margins import MARGINS
 
-from conftest import PARITY, ROOT, read_fixture_lines
+from conftest import PARITY, ROOT, laser_ok, one_error_line, read_fixture_lines, run_laser
 
 
 def aligned_sets(n, count, noise, seed, dim=32):
@@ -229,6 +229,21 @@ def test_bucc_task_script_runs_the_same_evaluation(bucc_dir):
     command = CliRunner().invoke(main, ["eval", "bucc", str(directory), "--pair", "de-en",
                                         "--embeddings-dir", str(embeddings)])
     assert script.stdout == command.output
+
+
+def test_tatoeba_refuses_precomputed_embeddings_of_two_spaces(tmp_path):
+    """The German side embedded by the shipped model, the English side by the parity model."""
+    embeddings = tmp_path / "emb"
+    embeddings.mkdir()
+    write_tatoeba(tmp_path, None, "deu", None, None, ["Guten Morgen.", "Danke."],
+                  ["Good morning.", "Thanks."])
+    for name, lang, model in (("tatoeba.deu-eng.deu", "de", "default"),
+                              ("tatoeba.deu-eng.eng", "en", str(PARITY / "model"))):
+        laser_ok("embed", tmp_path / name, "-o", embeddings / f"{name}.npy", "--lang", lang,
+                 "--model", model, "-q")
+    line = one_error_line(run_laser("eval", "tatoeba", tmp_path, "--embeddings-dir", embeddings))
+    assert "tatoeba.deu-eng.deu.npy (laser-default-v2, space laser-default-v2)" in line
+    assert "(encoder, space sha256:" in line and "not in one embedding space" in line
 
 
 def test_tatoeba_embeds_on_the_fly_with_the_model(tmp_path):
