@@ -14,7 +14,7 @@ from ..errors import LaserError
 from ..search.approximate import ApproximateSearch, check_found, rescored
 from ..search.exact import BLOCK_ROWS, exact_knn, merge_neighbours, resolve_precision
 from ..search.index import add_rows, search, trained_index
-from ..search.vectors import Neighbours, Vectors
+from ..search.vectors import Neighbours, Vectors, check_same_dim
 from .ray_runner import (RayOptions, default_workers, ray_result, ray_runtime, run_jobs,
                          start_actors, stop_actors)
 from .work import pin_threads
@@ -104,8 +104,7 @@ def ray_knn(x: Vectors, y: Vectors, k: int, ray_options: RayOptions,
     holds approximate indexes meanwhile."""
     if len(x) == 0 or len(y) == 0:
         raise LaserError("cannot search an empty set of embeddings")
-    if x.dim != y.dim:
-        raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
+    check_same_dim(x, y)
     shared_x, shared_y = SharedVectors.of(x), SharedVectors.of(y)
     with ray_runtime(ray_options.address):
         actors = start_actors(KnnWorker, default_workers(ray_options), ray_options)

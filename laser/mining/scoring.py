@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..search.approximate import ApproximateSearch
-from ..search.vectors import Vectors
+from ..search.vectors import Vectors, check_same_dim
 from .margins import Neighbourhoods, margin
 from .mine import aligned_similarities
 from ..io.atomic import atomic_text_output
@@ -32,6 +32,7 @@ def score_bitext(x: Vectors, y: Vectors, method: str = "margin", k: int = 4, kin
     if len(x) != len(y):
         raise LaserError(f"{x.name} holds {len(x)} rows but {y.name} holds {len(y)}: a bitext "
                          "must be line-aligned")
+    check_same_dim(x, y)
     every = np.arange(len(x))
     sims = aligned_similarities(x, y, every, every)
     if method == "cosine":

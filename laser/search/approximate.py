@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import LaserError
 from .index import build_index, search
-from .vectors import Neighbours, Vectors, pair_dots
+from .vectors import Neighbours, Vectors, check_same_dim, pair_dots
 
 RESCORE_BATCH = 2048
 
@@ -27,8 +27,7 @@ class ApproximateSearch:
 def approximate_knn(x: Vectors, y: Vectors, k: int, approximate: ApproximateSearch,
                     progress: bool = False) -> tuple[Neighbours, Neighbours]:
     """k-NN of x in y and of y in x through a FAISS index of each side (for huge corpora)."""
-    if x.dim != y.dim:
-        raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
+    check_same_dim(x, y)
     return (approximate_neighbours(x, y, k, approximate, progress=progress),
             approximate_neighbours(y, x, k, approximate, progress=progress))
 

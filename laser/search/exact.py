@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from ..errors import LaserError
 from ..optional import require
-from .vectors import Neighbours, Vectors, pair_dots
+from .vectors import Neighbours, Vectors, check_same_dim, pair_dots
 
 BLOCK_ROWS = 8192
 
@@ -200,8 +200,7 @@ def exact_knn(x: Vectors, y: Vectors, k: int, block: int = BLOCK_ROWS, progress:
     """
     if len(x) == 0 or len(y) == 0:
         raise LaserError("cannot search an empty set of embeddings")
-    if x.dim != y.dim:
-        raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
+    check_same_dim(x, y)
     if k < 1:
         raise LaserError("the number of neighbours k must be at least 1")
     product = _product(precision, x.dim, len(x) * len(y))

@@ -102,7 +102,7 @@ def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
     if not index.is_trained:
         size = min(len(vectors), train_size or default_train_size(index, len(vectors)))
         sample = np.sort(np.random.default_rng(seed).choice(len(vectors), size, replace=False))
-        short = _short_clusterings(index, size)
+        short = _short_clusterings(index, size, vectors.name, factory)
         try:
             with _without_clustering_warnings():
                 index.train(vectors.take(sample))
@@ -116,9 +116,8 @@ def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
     return index
 
 
-def _short_clusterings(index: faiss.Index, size: int) -> list[str]:
-    """The k-means runs of training `index` (IVF lists, PQ codebooks) that `size` points leave
-    under FAISS's POINTS_PER_CENTROID, as `16 lists`."""
+def _clusterings(index: faiss.Index) -> list[tuple[int, str]]:
+    """The k-means runs of training `index` (IVF lists, PQ codebooks) as (centroids, what)."""
     import faiss
     try:
         ivf = faiss.extract_index_ivf(index)
@@ -128,6 +127,19 @@ def _short_clusterings(index: faiss.Index, size: int) -> list[str]:
     pq = getattr(faiss.downcast_index(index if ivf is None else ivf), "pq", None)
     if pq is not None:
         runs.append((pq.ksub, "PQ centroids"))
+    return runs
+
+
+def _short_clusterings(index: faiss.Index, size: int, name: str, factory: str) -> list[str]:
+    """The k-means runs that `size` points leave under FAISS's POINTS_PER_CENTROID, as
+    `16 lists`; refused in one line when a run has more centroids than points."""
+    runs = _clusterings(index)
+    for centroids, what in runs:
+        if size < centroids:
+            raise LaserError(f"cannot train {factory!r} on {size} vectors of {name}: its "
+                             f"{centroids} {what} need at least as many vectors; use fewer "
+                             "(e.g. IVF16,Flat for thousands of rows) or drop --index for the "
+                             "exact search")
     return [f"{centroids} {what}" for centroids, what in runs
             if size < centroids * POINTS_PER_CENTROID]
 

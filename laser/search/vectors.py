@@ -75,6 +75,12 @@ class Neighbours:
         return self.sims.mean(axis=1)
 
 
+def check_same_dim(x: Vectors, y: Vectors) -> None:
+    """Refuse to compare two sets of vectors of different dimensions, in one line."""
+    if x.dim != y.dim:
+        raise LaserError(f"{x.name} has dimension {x.dim} but {y.name} has {y.dim}")
+
+
 def pair_dots(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Float32 dot products of x[rows[i]] and y[cols[i]], in chunks."""
     out = np.empty(len(rows), dtype=np.float32)

@@ -143,6 +143,15 @@ def test_cli_refuses_files_of_different_lengths(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_cli_refuses_sides_of_different_dimensions_in_one_line(tmp_path):
+    x, y = bitext(30)
+    args = write_bitext(tmp_path, x, y[:, :-1])
+    result = CliRunner().invoke(main, ["score", *args, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"has dimension {x.shape[1]} but" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_embeds_on_the_fly_like_the_official_embeddings(tmp_path):
     """Two different files (de, fr): each line's cosine equals the one computed with numpy from
     the official LASER embeddings of the parity fixture (not 1, which any vectors would give)."""

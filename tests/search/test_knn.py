@@ -166,8 +166,11 @@ def test_metadata_refuses_mismatched_queries_and_broken_files(tmp_path):
 def test_bad_factory_and_too_few_training_points():
     with pytest.raises(LaserError, match="invalid FAISS index 'IVF,Bogus'"):
         build_index(Vectors(unit_rows(10, 8, 0)), "IVF,Bogus")
-    with pytest.raises(LaserError, match="cannot train 'IVF64,Flat' on 10 vectors"):
+    with pytest.raises(LaserError, match=r"^cannot train 'IVF64,Flat' on 10 vectors of \w+: its 64 "
+                                         "lists need at least as many vectors; use fewer"):
         build_index(Vectors(unit_rows(10, 8, 0)), "IVF64,Flat")
+    with pytest.raises(LaserError, match="its 256 PQ centroids need at least as many vectors"):
+        build_index(Vectors(unit_rows(100, 8, 0)), "IVF4,PQ2x8")
 
 
 def test_cli_build_search_info_with_text_columns(tmp_path):
