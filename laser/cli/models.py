@@ -37,14 +37,15 @@ def download(names, langs, base_url, quiet):
               help="List the FLORES-200 languages instead: each one's official model (its LASER3 "
                    "encoder, else LASER2), preprocessing and download status.")
 def models(languages):
-    """List the shipped default and the official models: downloaded or not, size and path."""
+    """List the shipped default and the official models: embedding space, downloaded or not,
+    size and path (vectors of one space may be compared)."""
     from ..models.registry import available_models, laser_home
     if languages:
         print_table(language_rows())
     else:
-        rows = [("NAME", "FAMILY", "STATUS", "SIZE", "PATH")]
-        rows += [(m.label, m.family, m.state, human_size(m.size), str(m.path) if m.path else "-")
-                 for m in available_models()]
+        rows = [("NAME", "FAMILY", "SPACE", "STATUS", "SIZE", "PATH")]
+        rows += [(m.label, m.family, m.space or "-", m.state, human_size(m.size),
+                  str(m.path) if m.path else "-") for m in available_models()]
         print_table(rows)
     click.echo(f"downloads go to {laser_home()} ($LASER_HOME)", err=True)
 

@@ -68,6 +68,7 @@ class ModelStatus:
     size: Optional[int]
     path: Optional[Path]
     version: Optional[str] = None  # the shipped model's versioned name, e.g. laser-default-v2
+    space: Optional[str] = None  # the embedding space of its vectors (laser.models.spaces)
 
     @property
     def label(self) -> str:
@@ -158,11 +159,13 @@ def model_status(spec: ModelSpec, home: Optional[Path] = None) -> ModelStatus:
     """Whether `spec` is downloaded, and its size: on disk when it is, else from the manifest."""
     directory = model_path(spec.name, home)
     if not directory.is_dir() or not any(directory.iterdir()):
-        return ModelStatus(spec.name, spec.family, "not downloaded", spec.size, None)
+        return ModelStatus(spec.name, spec.family, "not downloaded", spec.size, None,
+                           space=spec.space)
     if missing_files(spec, directory):
-        return ModelStatus(spec.name, spec.family, "partial", spec.size, directory)
+        return ModelStatus(spec.name, spec.family, "partial", spec.size, directory,
+                           space=spec.space)
     size = sum((directory / file.name).stat().st_size for file in spec.files)
-    return ModelStatus(spec.name, spec.family, "downloaded", size, directory)
+    return ModelStatus(spec.name, spec.family, "downloaded", size, directory, space=spec.space)
 
 
 def shipped_model_dir() -> Optional[Path]:
@@ -175,9 +178,11 @@ def shipped_status() -> ModelStatus:
     directory = shipped_model_dir()
     if directory is None:
         return ModelStatus(DEFAULT, "shipped", "not shipped", None, None)
+    from .spaces import model_identity  # spaces reads this module's manifest
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
-    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory,
-                       ModelFiles.from_dir(directory).name)
+    files = ModelFiles.from_dir(directory)
+    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory, files.name,
+                       model_identity(files).space)
 
 
 def available_models(home: Optional[Path] = None) -> list[ModelStatus]:

@@ -222,16 +222,19 @@ def test_models_lists_status_size_and_path(server, home, monkeypatch):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert len(lines) == 1 + 1 + len(load_manifest().models)
-    assert lines[0].split() == ["NAME", "FAMILY", "STATUS", "SIZE", "PATH"]
-    columns = [lines[0].index(title) for title in ("FAMILY", "STATUS", "SIZE", "PATH")]
+    assert lines[0].split() == ["NAME", "FAMILY", "SPACE", "STATUS", "SIZE", "PATH"]
+    columns = [lines[0].index(title) for title in ("FAMILY", "SPACE", "STATUS", "SIZE", "PATH")]
     rows = {line.split()[0]: line for line in lines[1:]}
     for line in rows.values():
         assert all(line[c - 2:c] == "  " and line[c] != " " for c in columns)  # aligned
     size = f"{sum(len(body) for body in list(FILES.values())[:3]) / 1024 / 1024:.1f} MiB"
-    assert rows["93langs"].split(None, 2)[2] == f"downloaded      {size}  {home / '93langs'}"
-    assert rows["default"].split()[1:4] == ["(encoder)", "shipped", "shipped"]  # its file name
+    assert rows["93langs"].split(None, 3)[2:] == ["93langs",
+                                                  f"downloaded      {size}  {home / '93langs'}"]
+    assert rows["default"].split()[1:3] == ["(encoder)", "shipped"]  # its file name
+    assert rows["default"].split()[3].startswith("sha256:")  # a model of its own space
+    assert rows["default"].split()[4] == "shipped"
     assert rows["default"].endswith(str(PARITY_MODEL))
-    assert rows["laser2"].split()[1:] == ["LASER2", "not", "downloaded", "?", "-"]
+    assert rows["laser2"].split()[1:] == ["LASER2", "laser2", "not", "downloaded", "?", "-"]
     assert str(home) in result.stderr
 
 
