@@ -3,6 +3,7 @@ them shards as they free up (Ray restarts a dead actor and retries its task), an
 the shards into the output atomically. Ray is imported inside functions only."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -197,7 +198,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
     manifest = Manifest.open(work_dir, job)
     run = ShardRun(reused=[shard.index for shard in shards if manifest.is_done(shard)])
     missing = [shard for shard in shards if not manifest.is_done(shard)]
-    if missing or manifest.encoder is None:
+    if missing or not has_every_model_field(manifest.encoder):
         with ray_runtime(ray_options.address):
             _embed_missing(spec, input_path, options, ray_options, worker_class, manifest,
                            missing, run, dtype)
@@ -207,6 +208,16 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
     if ray_options.work_dir is None:
         shutil.rmtree(work_dir, ignore_errors=True)
     return report, run
+
+
+def has_every_model_field(fields: Optional[dict]) -> bool:
+    """Whether a manifest's record of the workers' model holds every field a sidecar needs now:
+    one written by an older laser lacks some, and the workers are asked again (no shard is
+    recomputed for it)."""
+    own = {"output", "rows", "dtype", "format", "lang"}
+    needed = {f.name for f in dataclasses.fields(EmbedReport)
+              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return fields is not None and needed - own <= fields.keys()
 
 
 def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,

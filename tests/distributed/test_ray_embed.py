@@ -134,6 +134,22 @@ def test_a_resumed_run_with_other_options_recomputes_everything(ray_runtime, sen
         [0, 1, 2, 3], [0, 1, 2, 3], [])
 
 
+def test_a_manifest_from_an_older_laser_gets_its_model_fields_without_recomputing(
+        ray_runtime, sentences, tmp_path):
+    """A manifest written before sidecars named the model's space: the rerun asks the workers
+    for the model's fields again and reuses every shard."""
+    options = RayOptions(workers=1, shard_lines=SHARD_LINES, work_dir=str(tmp_path / "work"))
+    output = str(tmp_path / "fr.npy")
+    embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr"), options)
+    manifest = tmp_path / "work" / MANIFEST
+    record = json.loads(manifest.read_text())
+    del record["encoder"]["model_space"], record["encoder"]["model_name"]
+    manifest.write_text(json.dumps(record))
+    report, rerun = embed_file_on_ray(_spec(), sentences, output, EmbedOptions("fr"), options)
+    assert (rerun.computed, sorted(rerun.reused)) == ([], [0, 1, 2, 3])
+    assert _sidecar(output)["model_space"] == report.model_space == "laser-default-v2"
+
+
 def test_ray_options_need_ray(sentences, tmp_path):
     result = _embed(sentences, "-o", str(tmp_path / "x.npy"), "--shard-lines", "5")
     assert result.exit_code == 1
