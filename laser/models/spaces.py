@@ -140,7 +140,10 @@ def same_space(a: Origin, b: Origin) -> bool:
 
 def check_same_space(a: Origin, b: Origin) -> None:
     """Refuse, in one line naming both models, to compare vectors of two different spaces; warn
-    when either side's model is unknown, since then nothing can be checked."""
+    when either side's model is unknown, since then nothing can be checked. The same vectors
+    on both sides (one file) need no check."""
+    if a == b:
+        return
     unknown = [origin.source for origin in (a, b) if not origin.known]
     if unknown:
         warnings.warn(f"no sidecar records the model of {' or '.join(unknown)}, so nothing "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 
 import numpy as np
 import pytest
@@ -73,6 +74,9 @@ def test_check_same_space_refuses_two_spaces_in_one_line_and_warns_on_unknown():
     with pytest.warns(UserWarning, match="no sidecar records the model of raw.npy, so nothing "
                                          "checks that en.npy and raw.npy share"):
         check_same_space(laser2, Origin("raw.npy"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one file on both sides: the same vectors, nothing to say
+        check_same_space(Origin("raw.npy"), Origin("raw.npy"))
 
 
 def test_an_index_refuses_queries_of_another_model_and_takes_those_of_its_space(
