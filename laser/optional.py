@@ -2,8 +2,8 @@
 naming the package extra that installs them.
 
 The base install (`pip install laser-toolkit`) embeds, searches and mines on ONNX Runtime and
-numpy. torch (training, LASER3 transformers, GPUs, `--runtime torch`) and scipy (k-NN graphs)
-are extras.
+numpy. torch (training, LASER3 transformers, GPUs, `--runtime torch`), scipy (k-NN graphs) and
+starlette + uvicorn (`laser serve`) are extras.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from types import ModuleType
 from .errors import LaserError
 
 # top-level module -> the extra of laser-toolkit that installs it
-EXTRAS = {"torch": "torch", "scipy": "graph"}
+EXTRAS = {"torch": "torch", "scipy": "graph", "starlette": "serve", "uvicorn": "serve"}
 
 
 def install_hint(module: str) -> str:

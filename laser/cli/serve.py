@@ -54,12 +54,9 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     """Serve embeddings (/embed, /v1/embeddings, /vectorize) and k-NN search (/search) over
     HTTP, with a page at / to try them. Stops on SIGTERM or Ctrl-C after finishing the
     requests in flight."""
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        raise LaserError("laser serve needs starlette and uvicorn: pip install "
-                         "'laser-toolkit[serve]'") from None
+    from ..optional import require
+    for module in ("starlette", "uvicorn"):
+        require(module, "laser serve")
     from ..serving.app import Service
     from ..serving.indexes import load_served_index
     from ..serving.limits import Limits
