@@ -102,7 +102,10 @@ def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
     if not index.is_trained:
         size = min(len(vectors), train_size or default_train_size(index, len(vectors)))
         sample = np.sort(np.random.default_rng(seed).choice(len(vectors), size, replace=False))
-        short = _short_clusterings(index, size, vectors.name, factory)
+        runs = _clusterings(index)
+        _check_enough_points(runs, size, vectors.name, factory)
+        short = [f"{centroids} {what}" for centroids, what in runs
+                 if size < centroids * POINTS_PER_CENTROID]  # under FAISS's advice
         try:
             with _without_clustering_warnings():
                 index.train(vectors.take(sample))
@@ -130,18 +133,15 @@ def _clusterings(index: faiss.Index) -> list[tuple[int, str]]:
     return runs
 
 
-def _short_clusterings(index: faiss.Index, size: int, name: str, factory: str) -> list[str]:
-    """The k-means runs that `size` points leave under FAISS's POINTS_PER_CENTROID, as
-    `16 lists`; refused in one line when a run has more centroids than points."""
-    runs = _clusterings(index)
+def _check_enough_points(runs: list[tuple[int, str]], size: int, name: str,
+                         factory: str) -> None:
+    """Refuse, in one line, a k-means run with more centroids than training points."""
     for centroids, what in runs:
         if size < centroids:
             raise LaserError(f"cannot train {factory!r} on {size} vectors of {name}: its "
                              f"{centroids} {what} need at least as many vectors; use fewer "
                              "(e.g. IVF16,Flat for thousands of rows) or drop --index for the "
                              "exact search")
-    return [f"{centroids} {what}" for centroids, what in runs
-            if size < centroids * POINTS_PER_CENTROID]
 
 
 @contextmanager
