@@ -37,14 +37,10 @@ class ServedModel:
     def dim(self) -> int:
         return self.encoder.dim
 
-    @property
-    def sha256(self) -> str:
-        return self.origin.sha256
-
     def describe(self) -> dict:
         return {"name": self.name, "dim": self.dim, "family": self.encoder.family,
                 "model": self.origin.model, "space": self.origin.space,
-                "sha256": self.sha256, "runtime": self.encoder.runtime,
+                "sha256": self.origin.sha256, "runtime": self.encoder.runtime,
                 "directory": str(self.encoder.files.encoder.parent)}
 
 
