@@ -37,16 +37,14 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["laser", "laser.*"]),
-    package_data={"laser": ["data/*", "training/recipes/*.json", "serving/page.html"]},
+    package_data={"laser": ["data/*", "data/nonbreaking_prefixes/*", "training/recipes/*.json", "serving/page.html"]},
     # The light install: BiLSTM inference on ONNX Runtime + numpy, every language, no torch.
     install_requires=[
         "numpy>=1.22",
-        "sacremoses>=0.1.0",
         "click>=8.0",
         "tqdm>=4.60",
         "transliterate>=1.10",
         "faiss-cpu>=1.7",
-        "regex>=2022.1",
         "sentence-splitter>=1.4",  # laser embed --documents
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",

@@ -8,7 +8,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from importlib import metadata
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import numpy as np
@@ -83,7 +82,6 @@ class EmbedReport:
     rows_are: str = "sentences"
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
-    sacremoses_version: str = metadata.version("sacremoses")
 
     def summary(self) -> str:
         """One line for stderr: rows, shape, time, speed and the model used (its directory)."""

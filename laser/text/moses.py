@@ -1,8 +1,10 @@
 """The three Moses steps of LASER's tokenisation, as the perl scripts (RELEASE-4.0) compute them.
 
-sacremoses is a port of a later Moses version with Python's notion of Unicode; the official LASER
-pipeline ran the perl scripts. The classes here keep sacremoses' structure and data (non-breaking
-prefixes, the multi-dot markers) and fix what differs from perl:
+The official LASER pipeline ran the perl scripts; sacremoses, the usual Python port, follows a later
+Moses version with Python's notion of Unicode and differs on real text (tests/data/parity/README.md).
+These classes follow the perl scripts themselves, with Moses' non-breaking prefix files
+(`laser/data/nonbreaking_prefixes/`), and no import of sacremoses, whose regexes cost ~0.3 s of
+every command's start-up:
 
 * character classes (`\\p{IsAlnum}`, `\\p{IsAlpha}`, `\\s`, ...) are Perl 5.36's own, so Devanagari
   virama/nukta are split off and Han/Hangul runs stay together in every language;
@@ -21,8 +23,7 @@ from re import _parser as re_parser  # how `re` parses a pattern: its required l
 from re._constants import LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
 from typing import NamedTuple
 
-from sacremoses import MosesPunctNormalizer, MosesTokenizer
-from sacremoses._data_nonbreaking_prefixes import NONBREAKING_PREFIXES
+from importlib import resources
 
 from .perl_classes import char_class
 
@@ -43,8 +44,9 @@ def remove_non_printing(line: str) -> str:
     return line if line.isprintable() else _NON_PRINTING.sub(" ", line)
 
 
-class PerlPunctNormalizer(MosesPunctNormalizer):
-    """`normalize-punctuation.perl -l LANG` with the perl script's byte semantics."""
+class PerlPunctNormalizer:
+    """`normalize-punctuation.perl -l LANG` with the perl script's byte semantics: its
+    substitutions in the script's order, then the language's quote-comma and number rules."""
 
     SQUEEZE_SPACES = (r"  +", " ")  # perl's `s/ +/ /g`, skipping the single spaces it leaves alone
     EXTRA_WHITESPACE = [
@@ -74,7 +76,9 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
     COMMA_DECIMAL_LANGUAGES = ("de", "es", "cz", "cs", "fr")
 
     def __init__(self, lang: str = "en"):
-        super().__init__(lang=lang, penn=True, norm_quote_commas=False, norm_numbers=False)
+        self.substitutions = [*self.EXTRA_WHITESPACE, *self.NORMALIZE_UNICODE_IF_NOT_PENN,
+                              *self.NORMALIZE_UNICODE, *self.FRENCH_QUOTES,
+                              *self.HANDLE_PSEUDO_SPACES]
         if lang == "en":
             self.substitutions += self.EN_QUOTATION_FOLLOWED_BY_COMMA
         elif lang not in ("cs", "cz"):
@@ -91,8 +95,10 @@ class PerlPunctNormalizer(MosesPunctNormalizer):
 def _prefixes(lang: str) -> dict[str, int]:
     """Perl's `load_prefixes`: 1 for a plain prefix, 2 for one that only precedes numbers."""
     source = lang if lang in LASER_PREFIX_LANGUAGES else "en"
+    prefix_file = resources.files("laser").joinpath(
+        f"data/nonbreaking_prefixes/nonbreaking_prefix.{source}")
     table = {}
-    for item in NONBREAKING_PREFIXES[f"nonbreaking_prefix.{source}"].split("\n"):
+    for item in prefix_file.read_text("utf-8").split("\n"):
         if item in ("", "0") or item.startswith("#"):  # perl skips false-y lines
             continue
         numeric = re.match(r"(.*)\s+#NUMERIC_ONLY#", item)
@@ -271,11 +277,13 @@ def split_commas(text: str) -> str:
 # keeps (longer ones, such as a whole line of Chinese, seldom come again).
 APOSTROPHES_MEET = "' '"
 MULTIDOT_MARK = "MULTI"  # in every marker `replace_multidots` leaves
+MULTIDOT_RUN = re.compile(r"\.{2,}")
+MULTIDOT_MARKER = re.compile(r"(?:DOT)+MULTI")
 WORD_CACHE_SIZE = 50_000
 CACHED_WORD_LENGTH = 40
 
 
-class PerlTokenizer(MosesTokenizer):
+class PerlTokenizer:
     """`tokenizer.perl -l LANG -no-escape` of RELEASE-4.0 (no -a, no -x, no protected patterns).
 
     That version has no Finnish/Swedish colon, Catalan middle-dot or Somali glottal rules and does
@@ -291,7 +299,6 @@ class PerlTokenizer(MosesTokenizer):
     TRAILING_DOT_QUOTE = re.compile(r"\.' ?$")
 
     def __init__(self, lang: str = "en"):
-        super().__init__(lang="en")
         self.lang = lang
         self.prefixes = _prefixes(lang)
         self.apostrophe_rules = APOSTROPHE_RULES.get(lang, APOSTROPHE_DEFAULT)
@@ -311,6 +318,17 @@ class PerlTokenizer(MosesTokenizer):
         if text.endswith("'"):
             text = self.TRAILING_DOT_QUOTE.sub(" . ' ", text, count=1)
         return self.restore_multidots(text) if MULTIDOT_MARK in text else text
+
+    @staticmethod
+    def replace_multidots(text: str) -> str:
+        """Perl's `DOTMULTI` loop in one pass: a run of k dots becomes ` DOT...DOTMULTI` (k times
+        DOT), followed by a space unless the run ends the text."""
+        return MULTIDOT_RUN.sub(lambda run: _multidot_marker(run, len(text)), text)
+
+    @staticmethod
+    def restore_multidots(text: str) -> str:
+        """The dots back from their markers: `DOT` k times and `MULTI` become k dots."""
+        return MULTIDOT_MARKER.sub(lambda marker: "." * (len(marker.group()) // 3 - 1), text)
 
     def _split_words(self, text: str) -> str:
         """Special characters, runs of dots, commas and apostrophes split off (`text` has single
@@ -380,6 +398,11 @@ class PerlTokenizer(MosesTokenizer):
                 or self.STARTS_LOWER.match(following):
             return False
         return not (self.prefixes.get(prefix) == 2 and self.STARTS_DIGIT.match(following))
+
+
+def _multidot_marker(run: re.Match, text_length: int) -> str:
+    marker = " " + "DOT" * len(run.group()) + MULTIDOT_MARK
+    return marker + " " if run.end() < text_length else marker
 
 
 def _squeeze_spaces(text: str) -> str:
