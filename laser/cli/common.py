@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 import warnings
 from typing import Callable, Optional
@@ -14,10 +15,27 @@ from ..optional import EXTRAS, install_hint
 from ..version import __version__
 
 NOTES_SHOWN = ".notes-shown"
+# The module of `laser.cli` that defines each command: it is imported only when that command
+# runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
+COMMAND_MODULES = {
+    "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
+    "eval": "evaluate", "filter": "filter", "knn": "knn", "mine": "mine", "models": "models",
+    "paraphrase": "paraphrase", "preprocess": "embed", "score": "score", "serve": "serve",
+    "train": "train",
+}
 
 
 class LaserGroup(click.Group):
-    """A click group that prints LaserError (and broken pipes) as one line, not a traceback."""
+    """A click group that loads each command's module on demand, and prints LaserError (and
+    broken pipes) as one line, not a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name in COMMAND_MODULES and name not in self.commands:
+            importlib.import_module(f"{__package__}.{COMMAND_MODULES[name]}")  # registers it
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context):
         try:

@@ -97,7 +97,8 @@ def test_encode_refuses_bad_arguments_clearly(encoder, sentences, lang, message)
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, command in sorted(group.commands.items()):
+    for name in group.list_commands(None):
+        command = group.get_command(None, name)
         if isinstance(command, click.Group):
             yield from _commands(command, prefix + (name,))
         else:
