@@ -11,13 +11,13 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import numpy as np
-from tqdm import tqdm
 
 from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import write_sidecar
 from .io.text import check_input, count_lines, read_lines
+from .progress import progress_bar, shows_progress
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -100,11 +100,10 @@ def duration_text(seconds: float) -> str:
     return f"{seconds * 1000:.3g} ms"
 
 
-def _progress(path: str, show: bool, unit: str = "sent") -> tqdm:
-    """A progress bar on stderr when it is a terminal and `show` is set."""
-    total = count_lines(path) if show else None
-    return tqdm(total=total, unit=unit, disable=None if show else True, dynamic_ncols=True,
-                leave=False)
+def _progress(path: str, show: bool, unit: str = "sent"):
+    """A progress bar of the lines of `path` on stderr when it is a terminal and `show` is set."""
+    total = count_lines(path) if shows_progress(show) else None
+    return progress_bar(show, total=total, unit=unit)
 
 
 def chunk_sizes(largest: int) -> Iterator[int]:

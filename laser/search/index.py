@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
-from tqdm import tqdm
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically, takes_sidecar
 from ..models.spaces import Origin, check_same_space
+from ..progress import progress_bar
 from .vectors import Neighbours, Vectors
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ def trained_index(vectors: Vectors, factory: str, metric: str = "cosine",
             raise LaserError(f"cannot train {factory!r} on {size} vectors of {vectors.name}: "
                              f"{str(error).strip().splitlines()[-1]}") from None
         if short and progress:
+            from tqdm import tqdm  # its write() keeps a bar below the message intact
             tqdm.write(f"laser: {vectors.name}: {factory} trained on {size} points for "
                        f"{short[0]}; under {POINTS_PER_CENTROID} points per centroid may lower "
                        "recall (more rows or fewer centroids help)", file=sys.stderr)
@@ -168,8 +169,7 @@ def add_rows(index: faiss.Index, vectors: Vectors, chunk: int = SEARCH_BATCH,
              progress: bool = False, first_id: Optional[int] = None) -> None:
     """Add every row in chunks: numbered on from the index's count, or from `first_id` (a shard
     of a bigger set, for indexes that take ids)."""
-    with tqdm(total=len(vectors), unit="vec", disable=None if progress else True, leave=False,
-              desc="indexing") as bar:
+    with progress_bar(progress, total=len(vectors), unit="vec", desc="indexing") as bar:
         for start, block in vectors.blocks(chunk):
             if first_id is None:
                 index.add(block)
@@ -260,8 +260,7 @@ def search(index: faiss.Index, queries: Vectors, k: int, nprobe: Optional[int] =
     wanted = min(k + exclude_self, index.ntotal)
     sims = np.empty((len(queries), wanted), dtype=np.float32)
     ids = np.empty((len(queries), wanted), dtype=np.int64)
-    with tqdm(total=len(queries), unit="query", disable=None if progress else True, leave=False,
-              desc="searching") as bar:
+    with progress_bar(progress, total=len(queries), unit="query", desc="searching") as bar:
         for start, block in queries.blocks(batch):
             rows = slice(start, start + len(block))
             sims[rows], ids[rows] = index.search(block, wanted)
