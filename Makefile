@@ -11,7 +11,8 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/models/test_encoder.py \
 	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
-	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py
+	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py \
+	tests/cli/test_command_loading.py tests/test_progress.py
 
 .PHONY: install demo test light-test bench clean
 
@@ -40,6 +41,7 @@ light-test: install
 	$(LIGHT)/bin/pip install -q -c requirements.txt build/light-wheel/laser_toolkit-*.whl pytest
 	! $(LIGHT)/bin/python -c "import torch" 2>/dev/null
 	! $(LIGHT)/bin/python -c "import scipy" 2>/dev/null
+	! $(LIGHT)/bin/python -c "import sacremoses" 2>/dev/null
 	cd tests && ../$(LIGHT)/bin/python -c "import laser, sys; sys.exit('site-packages' not in laser.__file__)"
 	$(LIGHT)/bin/pytest -q -p no:cacheprovider $(LIGHT_TESTS)
 
