@@ -6,8 +6,8 @@ On the CPU a BiLSTM checkpoint (LASER1, LASER2, the shipped default) runs as an 
 `$LASER_HOME/onnx/<checkpoint sha256>.<fp32|int8>.v<GRAPH_VERSION>.onnx`, with what the encoder
 needs besides the weights (the dictionary, the pooling) in the graph's metadata. A later run
 loads that file alone: neither the checkpoint is unpickled nor torch imported, which is most of
-a command's start-up. Where the folder cannot be written, the graph is built in a temporary
-directory for the run (with one warning). Deleting the folder is always safe.
+a command's start-up. Where the folder cannot be written, the graph built in memory serves the
+run (with one warning). Deleting the folder is always safe.
 """
 from __future__ import annotations
 
