@@ -53,7 +53,7 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
     initializers = [
         tensor("embeddings", _numpy(state["embed_tokens.weight"])),
-        # one-element vectors where ONNX takes scalars (ONNX Runtime reads either alike)
+        # one-element vectors: ONNX Runtime takes them where Range asks for scalars
         tensor("minus_inf", np.array([-np.inf], dtype=np.float32)),
         tensor("merge_directions", np.array([0, 0, -1], dtype=np.int64)),
         tensor("zero", np.array([0], dtype=np.int64)),
