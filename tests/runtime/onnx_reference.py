@@ -68,7 +68,11 @@ def reference_graph(checkpoint: Checkpoint, metadata: dict[str, str] | None = No
 def reference_int8(model: onnx.ModelProto, output: Path) -> onnx.ModelProto:
     """`model` with int8 LSTMs by onnxruntime's quantize_dynamic, as the project quantized it."""
     from onnxruntime.quantization import quantize_dynamic
-    logging.getLogger().addHandler(logging.NullHandler())  # its pre-processing advice, unshown
-    quantize_dynamic(model, output, op_types_to_quantize=["LSTM", "MatMul"], per_channel=True,
-                     reduce_range=True)
+    quiet = logging.NullHandler()  # its advice to pre-process goes nowhere, not to stderr
+    logging.getLogger().addHandler(quiet)
+    try:
+        quantize_dynamic(model, output, op_types_to_quantize=["LSTM", "MatMul"],
+                         per_channel=True, reduce_range=True)
+    finally:
+        logging.getLogger().removeHandler(quiet)
     return onnx.load(str(output))

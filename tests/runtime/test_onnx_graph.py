@@ -7,10 +7,10 @@ import itertools
 
 import numpy as np
 import pytest
-
-onnx = pytest.importorskip("onnx")  # the reference: onnx.helper, onnx.checker, quantize_dynamic
 import torch
 from torch import nn
+
+onnx = pytest.importorskip("onnx")  # the reference: onnx.helper, onnx.checker, quantize_dynamic
 
 from laser.runtime.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
