@@ -4,15 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-# The light install: the wheel with its base dependencies only (no torch, no scipy), pinned as in
-# requirements.txt, in a virtualenv of its own, running the inference tests.
+# The light install: the wheel with its base dependencies only (no torch, no scipy, no onnx),
+# pinned as in requirements.txt, in a virtualenv of its own, running the inference tests
+# (--quantize int8 included).
 LIGHT := .venv-light
 LIGHT_TESTS := tests/models/test_torch_format.py tests/models/test_encoder.py \
 	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
 	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py \
-	tests/cli/test_command_loading.py tests/test_progress.py
+	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py
 
 .PHONY: install demo test light-test bench clean
 
@@ -42,6 +43,7 @@ light-test: install
 	! $(LIGHT)/bin/python -c "import torch" 2>/dev/null
 	! $(LIGHT)/bin/python -c "import scipy" 2>/dev/null
 	! $(LIGHT)/bin/python -c "import sacremoses" 2>/dev/null
+	! $(LIGHT)/bin/python -c "import onnx" 2>/dev/null
 	cd tests && ../$(LIGHT)/bin/python -c "import laser, sys; sys.exit('site-packages' not in laser.__file__)"
 	$(LIGHT)/bin/pytest -q -p no:cacheprovider $(LIGHT_TESTS)
 

@@ -48,9 +48,8 @@ setup(
         "sentence-splitter>=1.4",  # laser embed --documents
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",
-        # BiLSTM networks: ONNX graphs written from the checkpoint (onnx) and run (onnxruntime);
-        # releases that work with numpy 2
-        "onnx>=1.17",
+        # BiLSTM networks run as ONNX graphs, written from the checkpoint by laser itself (no onnx
+        # package); releases that work with numpy 2
         "onnxruntime>=1.19",
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary

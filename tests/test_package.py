@@ -94,9 +94,10 @@ def _requirements(wheel: Path) -> dict[str, set[str]]:
 
 def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     wheel = _wheel(_source_copy(tmp_path / "src"), tmp_path / "dist")
-    requirements = _requirements(wheel)  # the light install: every language, no torch or scipy
+    # the light install: every language; no torch, scipy or onnx
+    requirements = _requirements(wheel)
     assert {"onnxruntime", "jieba", "mecab-python3", "ipadic"} <= requirements[""]
-    assert not {"torch", "scipy"} & requirements[""]
+    assert not {"torch", "scipy", "onnx"} & requirements[""]
     assert "torch" in requirements["torch"] and "scipy" in requirements["graph"]
     site = _installed(wheel, tmp_path / "site")
     work = tmp_path / "elsewhere"

@@ -6,16 +6,15 @@ On the CPU a BiLSTM checkpoint (LASER1, LASER2, the shipped default) runs as an 
 `$LASER_HOME/onnx/<checkpoint sha256>.<fp32|int8>.v<GRAPH_VERSION>.onnx`, with what the encoder
 needs besides the weights (the dictionary, the pooling) in the graph's metadata. A later run
 loads that file alone: neither the checkpoint is unpickled nor torch imported, which is most of
-a command's start-up. Where the folder cannot be written, the graph is built in a temporary
-directory for the run (with one warning). Deleting the folder is always safe.
+a command's start-up. Where the folder cannot be written, the graph built in memory serves the
+run (with one warning). Deleting the folder is always safe.
 """
 from __future__ import annotations
 
 import json
-import tempfile
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ..errors import LaserError
 from ..io.atomic import atomic_path
@@ -24,9 +23,6 @@ from ..models.files import ModelFiles
 from .network import BILSTM, Network, generation_of
 from .onnx_runtime import OnnxEncoder
 from ..models.registry import laser_home
-
-if TYPE_CHECKING:
-    import onnx
 
 CACHE_DIR = "onnx"  # under $LASER_HOME
 # Part of the cached file's name: raise it when the graph builder, its metadata or the
@@ -65,28 +61,17 @@ def cache_bilstm(checkpoint: Checkpoint, files: ModelFiles, quantize: Optional[s
     numpy weights and cached first."""
     from .onnx_graph import bilstm_graph
     facts = {"dictionary": checkpoint.dictionary, "pooling": "maxpool", "prepend_bos": False}
-    graph = bilstm_graph(checkpoint, {METADATA_KEY: json.dumps(facts, ensure_ascii=False)})
+    graph = bilstm_graph(checkpoint, {METADATA_KEY: json.dumps(facts, ensure_ascii=False)},
+                         int8=quantize == "int8")
     path = graph_path(files.sha256(), quantize)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
-            _write_graph(graph, quantize, tmp)
+            Path(tmp).write_bytes(graph)
     except (OSError, LaserError) as error:
         warnings.warn(f"the {precision(quantize)} ONNX graph cannot be cached ({error}); "
                       "building it for this run only", stacklevel=4)
-        with tempfile.TemporaryDirectory(prefix="laser-onnx-") as tmp:
-            session = OnnxEncoder.load(_write_graph(graph, quantize, Path(tmp) / path.name))
+        session = OnnxEncoder.load(graph)
     else:
         session = OnnxEncoder.load(path)
     return Network(session, checkpoint.dictionary, BILSTM, generation_of(files, BILSTM))
-
-
-def _write_graph(graph: onnx.ModelProto, quantize: Optional[str], output: str | Path) -> Path:
-    """Write `graph`, in int8 when `quantize` says so, to `output`."""
-    import onnx
-
-    from .onnx_graph import quantize_int8
-    if quantize == "int8":
-        return quantize_int8(graph, output)
-    onnx.save_model(graph, str(output))
-    return Path(output)

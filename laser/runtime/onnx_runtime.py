@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Optional, Sequence, Union
 import numpy as np
 
 if TYPE_CHECKING:
-    import onnx
     import onnxruntime
 
 from ..errors import LaserError
@@ -57,15 +56,15 @@ class OnnxEncoder:
     workers: int = 1
 
     @classmethod
-    def load(cls, model: Union[onnx.ModelProto, str, os.PathLike],
+    def load(cls, model: Union[bytes, str, os.PathLike],
              threads: Optional[int] = None) -> "OnnxEncoder":
-        """A session of `model` (a ModelProto or an .onnx file) on the CPU running `threads`
+        """A session of `model` (a serialized graph or an .onnx file) on the CPU running `threads`
         batches at a time (default: OMP_NUM_THREADS, else one per core)."""
         import onnxruntime
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        source = model.SerializeToString() if hasattr(model, "SerializeToString") else str(model)
+        source = model if isinstance(model, bytes) else str(model)
         try:
             session = onnxruntime.InferenceSession(source, options,
                                                    providers=["CPUExecutionProvider"])

@@ -183,15 +183,16 @@ def test_the_torch_free_network_equals_the_torch_network(tmp_path, model, fixtur
         assert np.abs(onnx.encode_ids(ids) - torch.encode_ids(ids)).max() <= tolerance, stem
 
 
-# Embeds with torch made unimportable, on an empty graph cache: reads the checkpoint, builds,
-# caches and runs the graph; prints the heavy modules it imported.
+# Embeds with torch and onnx made unimportable, on an empty graph cache: reads the checkpoint,
+# builds (in float32 or int8), caches and runs the graph; prints the heavy modules it imported.
 NO_TORCH = """
 import json, sys
-sys.modules["torch"] = None  # `import torch` fails, as where it is not installed
+sys.modules["torch"] = sys.modules["onnx"] = None  # their imports fail, as where not installed
 from laser.models.encoder import Encoder
 encoder = Encoder.load(sys.argv[1], quantize=sys.argv[2] or None)
 rows = encoder.encode(["Hello world.", "The book is on the table."], "en")
-print(json.dumps([rows.shape, encoder.runtime, sorted(m for m in ("torch", "scipy") if sys.modules.get(m))]))
+print(json.dumps([rows.shape, encoder.runtime,
+                  sorted(m for m in ("torch", "scipy", "onnx") if sys.modules.get(m))]))
 """
 
 

@@ -1,22 +1,25 @@
 """The BiLSTM as an ONNX graph (`laser.runtime.onnx_graph`): float32 equal to the torch encoder,
-padding never reaching a real step in either direction, and int8 close to float32."""
+padding never reaching a real step in either direction, and int8 close to float32; the bytes
+written without the onnx package are those of onnx.helper's graph, and the int8 graph gives
+quantize_dynamic's vectors."""
 import gzip
 import itertools
-import logging
 
 import numpy as np
-import onnx
 import pytest
 import torch
 from torch import nn
 
+onnx = pytest.importorskip("onnx")  # the reference: onnx.helper, onnx.checker, quantize_dynamic
+
 from laser.runtime.bilstm import BiLSTMEncoder, Checkpoint
 from laser.models.encoder import Encoder
-from laser.runtime.onnx_graph import bilstm_graph, quantize_int8
+from laser.runtime.onnx_graph import bilstm_graph
 from laser.runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
 from laser.runtime.sequences import embed_in_batches, pad_ids
 
 from conftest import CORPUS_SAMPLE
+from onnx_reference import reference_graph, reference_int8
 
 MAX_TOKENS = 12000
 
@@ -31,7 +34,7 @@ def default_model():
     ids = encoder.prepare(sentences, "fr")
     checkpoint = Checkpoint(encoder.network.module.params,
                             encoder.network.module.official_state(), encoder.dictionary)
-    return ids, encoder.encode_ids(ids), bilstm_graph(checkpoint)
+    return ids, encoder.encode_ids(ids), bilstm_graph(checkpoint), checkpoint
 
 
 def random_checkpoint(bidirectional: bool, layers: int = 2) -> Checkpoint:
@@ -48,8 +51,68 @@ def cosines(a, b):
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
+def mixed_lengths():
+    """Padded ids of six sentences of 1 to 30 tokens, an empty one among them."""
+    rng = np.random.default_rng(0)
+    return pad_ids([list(rng.integers(4, 40, size=length)) + [2]
+                    for length in (0, 29, 3, 11, 1, 17)])
+
+
+def initializers(model):
+    return {tensor.name: onnx.numpy_helper.to_array(tensor) for tensor in model.graph.initializer}
+
+
+METADATA = {"laser.network": '{"dictionary": {"été": 4}}', "second": ""}
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_the_written_bytes_are_onnx_helpers_graph(bidirectional):
+    checkpoint = random_checkpoint(bidirectional, layers=3)
+    written = bilstm_graph(checkpoint, METADATA)
+    reference = reference_graph(checkpoint, METADATA)
+    assert written == reference.SerializeToString()
+    loaded = onnx.load_from_string(written)
+    onnx.checker.check_model(loaded, full_check=True)
+    assert loaded == reference
+    assert {prop.key: prop.value for prop in loaded.metadata_props} == METADATA
+
+
+def test_the_default_models_graph_is_onnx_helpers_graph(default_model):
+    checkpoint = default_model[3]
+    assert default_model[2] == reference_graph(checkpoint).SerializeToString()
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_the_int8_graph_has_quantize_dynamics_weights_and_vectors(bidirectional, tmp_path):
+    checkpoint = random_checkpoint(bidirectional)
+    written = onnx.load_from_string(bilstm_graph(checkpoint, METADATA, int8=True))
+    onnx.checker.check_model(written)
+    reference = reference_int8(reference_graph(checkpoint, METADATA), tmp_path / "int8.onnx")
+    ours, theirs = initializers(written), initializers(reference)
+    assert sorted(ours) == sorted(theirs)
+    for name, array in theirs.items():
+        assert ours[name].dtype == array.dtype and np.array_equal(ours[name], array), name
+    assert ({(node.op_type, node.domain, tuple(node.input), tuple(node.output))
+             for node in written.graph.node}
+            == {(node.op_type, node.domain, tuple(node.input), tuple(node.output))
+                for node in reference.graph.node})
+    assert ({(opset.domain, opset.version) for opset in written.opset_import}
+            == {(opset.domain, opset.version) for opset in reference.opset_import})
+    tokens, lengths = mixed_lengths()
+    rows = OnnxEncoder.load(written.SerializeToString())(tokens, lengths)
+    assert np.array_equal(rows, OnnxEncoder.load(tmp_path / "int8.onnx")(tokens, lengths))
+
+
+def test_the_default_models_int8_vectors_are_quantize_dynamics(default_model, tmp_path):
+    ids, exact, graph, checkpoint = default_model
+    reference_int8(onnx.load_from_string(graph), tmp_path / "int8.onnx")
+    theirs = OnnxEncoder.load(tmp_path / "int8.onnx").embed(ids, MAX_TOKENS)
+    ours = OnnxEncoder.load(bilstm_graph(checkpoint, int8=True)).embed(ids, MAX_TOKENS)
+    assert np.array_equal(ours, theirs) and np.abs(ours - exact).max() > 1e-4
+
+
 def test_fp32_graph_equals_the_torch_encoder_on_the_default_model(default_model):
-    ids, exact, graph = default_model
+    ids, exact, graph, _ = default_model
     onnx_vectors = OnnxEncoder.load(graph).embed(ids, MAX_TOKENS)
     assert onnx_vectors.dtype == np.float32 and onnx_vectors.shape == exact.shape == (200, 576)
     assert np.abs(onnx_vectors - exact).max() <= 1e-5
@@ -58,9 +121,7 @@ def test_fp32_graph_equals_the_torch_encoder_on_the_default_model(default_model)
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_fp32_graph_equals_a_random_two_layer_encoder_on_mixed_lengths(bidirectional):
     checkpoint = random_checkpoint(bidirectional)
-    rng = np.random.default_rng(0)
-    sequences = [list(rng.integers(4, 40, size=length)) + [2] for length in (0, 29, 3, 11, 1, 17)]
-    tokens, lengths = pad_ids(sequences)
+    tokens, lengths = mixed_lengths()
     with torch.inference_mode():
         exact = BiLSTMEncoder.from_checkpoint(checkpoint)(torch.from_numpy(tokens),
                                                           torch.from_numpy(lengths)).numpy()
@@ -69,29 +130,24 @@ def test_fp32_graph_equals_a_random_two_layer_encoder_on_mixed_lengths(bidirecti
     assert batched.shape == (6, 10 if bidirectional else 5)
     assert np.abs(batched - exact).max() <= 1e-5
     # each sentence alone, without padding, gives the same vector: padding reached no real step
-    alone = np.vstack([session(*pad_ids([sequence])) for sequence in sequences])
+    alone = np.vstack([session(*pad_ids([row[:length]]))
+                       for row, length in zip(tokens.tolist(), lengths)])
     assert np.abs(alone - batched).max() <= 1e-6
 
 
-def test_int8_graph_stays_close_to_float32(default_model, tmp_path, caplog):
-    ids, exact, graph = default_model
-    root = logging.getLogger()
-    handlers, filters = list(root.handlers), list(root.filters)
-    with caplog.at_level(logging.INFO):
-        path = quantize_int8(graph, tmp_path / "int8.onnx")
-    # ONNX Runtime's advice to pre-process is dropped, and logging is left as it was
-    assert not [r for r in caplog.records if "pre-process" in r.getMessage()]
-    assert (root.handlers, root.filters) == (handlers, filters)
-    ops = [node.op_type for node in onnx.load(str(path)).graph.node]
+def test_int8_graph_stays_close_to_float32(default_model):
+    ids, exact, _, checkpoint = default_model
+    graph = bilstm_graph(checkpoint, int8=True)
+    ops = [node.op_type for node in onnx.load_from_string(graph).graph.node]
     assert "DynamicQuantizeLSTM" in ops and "LSTM" not in ops
-    approximate = OnnxEncoder.load(path).embed(ids, MAX_TOKENS)
+    approximate = OnnxEncoder.load(graph).embed(ids, MAX_TOKENS)
     similarity = cosines(exact, approximate)
     assert np.median(similarity) >= 0.99 and similarity.min() >= 0.95
     assert np.abs(exact - approximate).max() > 1e-4  # the weights really are int8
 
 
 def test_batches_run_side_by_side_give_the_rows_of_one_at_a_time(default_model):
-    ids, exact, graph = default_model
+    ids, exact, graph, _ = default_model
     one, three = OnnxEncoder.load(graph, threads=1), OnnxEncoder.load(graph, threads=3)
     assert (one.workers, three.workers) == (1, 3)
     small_batches = 400  # padded tokens: dozens of batches, so three threads really share them
@@ -129,7 +185,7 @@ def test_batches_in_flight_share_the_token_budget():
 
 
 def test_onnx_runtime_batches_stay_cache_sized_under_a_large_budget(default_model):
-    ids, exact, graph = default_model
+    ids, exact, graph, _ = default_model
     padded = []
 
     class Recording(OnnxEncoder):
