@@ -27,7 +27,7 @@ from ..models.registry import laser_home
 CACHE_DIR = "onnx"  # under $LASER_HOME
 # Part of the cached file's name: raise it when the graph builder, its metadata or the
 # quantisation settings change, so that graphs built by an earlier version are not reused.
-GRAPH_VERSION = 3
+GRAPH_VERSION = 4
 METADATA_KEY = "laser.network"
 
 

@@ -9,7 +9,9 @@ neither torch export nor the onnx package):
 
 ONNX Runtime's LSTM runs the backward direction from each sentence's own last step and writes
 zeros past the length, so, as in `BiLSTMEncoder`, padding never reaches a real step; the
-max-pooling masks the padded steps to -inf. torch orders the gates i, f, g, o; ONNX i, o, f, c
+max-pooling masks the padded steps to -inf. An embedding table stored in float16 stays float16
+in the graph, and the rows looked up are cast to float32: the same values as a float32 table,
+in half the file, memory and load time. torch orders the gates i, f, g, o; ONNX i, o, f, c
 (c = torch's g), and takes both biases as one row `B = [Wb, Rb]`.
 
 In int8 each LSTM is ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights, activations quantized
@@ -51,8 +53,10 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     params, state = checkpoint.params, checkpoint.state
     hidden = params["hidden_size"]
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
+    table = np.asarray(state["embed_tokens.weight"])
+    looked_up = "x0_half" if table.dtype == np.float16 else "x0"
     initializers = [
-        tensor("embeddings", _numpy(state["embed_tokens.weight"])),
+        tensor("embeddings", table if looked_up == "x0_half" else _numpy(table)),
         # one-element vectors: ONNX Runtime takes them where Range asks for scalars
         tensor("minus_inf", np.array([-np.inf], dtype=np.float32)),
         tensor("merge_directions", np.array([0, 0, -1], dtype=np.int64)),
@@ -63,7 +67,8 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     ]
     nodes = [
         onnx_proto.node("Transpose", ["tokens"], ["tokens_tb"], perm=[1, 0]),
-        onnx_proto.node("Gather", ["embeddings", "tokens_tb"], ["x0"]),  # (time, batch, dim)
+        onnx_proto.node("Gather", ["embeddings", "tokens_tb"], [looked_up]),  # (time, batch, dim)
+        *([onnx_proto.node("Cast", [looked_up], ["x0"], to=FLOAT)] if looked_up != "x0" else []),
         onnx_proto.node("Cast", ["lengths"], ["lengths32"], to=INT32),
     ]
     for layer in range(params["num_layers"]):

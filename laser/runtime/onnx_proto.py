@@ -13,9 +13,10 @@ from typing import Mapping, Sequence, Union
 import numpy as np
 
 # TensorProto.DataType
-FLOAT, INT8, INT32, INT64 = 1, 3, 6, 7
+FLOAT, INT8, INT32, INT64, FLOAT16 = 1, 3, 6, 7, 10
 _DATA_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int8): INT8,
-               np.dtype(np.int32): INT32, np.dtype(np.int64): INT64}
+               np.dtype(np.int32): INT32, np.dtype(np.int64): INT64,
+               np.dtype(np.float16): FLOAT16}
 # AttributeProto.AttributeType
 _ATTRIBUTE_INT, _ATTRIBUTE_STRING, _ATTRIBUTE_INTS = 2, 3, 7
 _VARINT, _LENGTH_DELIMITED = 0, 2

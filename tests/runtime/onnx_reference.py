@@ -23,8 +23,10 @@ def reference_graph(checkpoint: Checkpoint, metadata: dict[str, str] | None = No
     params, state = checkpoint.params, checkpoint.state
     hidden, layers = params["hidden_size"], params["num_layers"]
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
+    table = np.asarray(state["embed_tokens.weight"])
+    half = table.dtype == np.float16  # kept in float16, its rows cast after the lookup
     initializers = [
-        _tensor("embeddings", np.asarray(state["embed_tokens.weight"], dtype=np.float32)),
+        _tensor("embeddings", table if half else table.astype(np.float32)),
         _tensor("minus_inf", np.array(-np.inf, dtype=np.float32)),
         _tensor("merge_directions", np.array([0, 0, -1], dtype=np.int64)),
         *(_tensor(name, np.array(value, dtype=np.int64))
@@ -32,7 +34,8 @@ def reference_graph(checkpoint: Checkpoint, metadata: dict[str, str] | None = No
     ]
     make = helper.make_node
     nodes = [make("Transpose", ["tokens"], ["tokens_tb"], perm=[1, 0]),
-             make("Gather", ["embeddings", "tokens_tb"], ["x0"]),
+             make("Gather", ["embeddings", "tokens_tb"], ["x0_half" if half else "x0"]),
+             *([make("Cast", ["x0_half"], ["x0"], to=TensorProto.FLOAT)] if half else []),
              make("Cast", ["lengths"], ["lengths32"], to=TensorProto.INT32)]
     for layer in range(layers):
         for name, value in _layer_weights(state, layer, suffixes, hidden).items():

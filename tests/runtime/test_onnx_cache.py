@@ -14,7 +14,7 @@ import torch
 
 from laser.errors import LaserError
 from laser.models.encoder import Encoder, check_runtime
-from laser.runtime.onnx_cache import METADATA_KEY, graph_path
+from laser.runtime.onnx_cache import GRAPH_VERSION, METADATA_KEY, graph_path
 from laser.runtime.onnx_graph import IR_VERSION
 from laser.runtime.onnx_runtime import OnnxEncoder
 
@@ -42,7 +42,7 @@ def test_the_cpu_default_is_the_cached_fp32_graph_equal_to_torch(torch_rows):
     assert isinstance(encoder.model, OnnxEncoder) and encoder.runtime.startswith("onnxruntime ")
     [path] = graph_path("x").parent.iterdir()  # no temp file beside it
     assert path == graph_path(encoder.files.sha256())
-    assert path.name.endswith(".fp32.v3.onnx")
+    assert path.name.endswith(f".fp32.v{GRAPH_VERSION}.onnx")
     graph = onnx.load(str(path))
     checkpoint = torch.load(PARITY_MODEL / "encoder.pt", weights_only=True)
     layers = [node.op_type for node in graph.graph.node].count("LSTM")

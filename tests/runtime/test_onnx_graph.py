@@ -77,6 +77,27 @@ def test_the_written_bytes_are_onnx_helpers_graph(bidirectional):
     assert {prop.key: prop.value for prop in loaded.metadata_props} == METADATA
 
 
+def half_table(checkpoint: Checkpoint) -> Checkpoint:
+    """`checkpoint` with its embedding table stored in float16, as the shipped model stores it."""
+    state = dict(checkpoint.state, **{
+        "embed_tokens.weight": np.asarray(checkpoint.state["embed_tokens.weight"], np.float16)})
+    return Checkpoint(checkpoint.params, state, checkpoint.dictionary)
+
+
+@pytest.mark.parametrize("int8", [False, True])
+def test_a_float16_table_stays_float16_and_gives_the_float32_tables_vectors(int8):
+    half = half_table(random_checkpoint(True))
+    upcast = Checkpoint(half.params, dict(half.state, **{
+        "embed_tokens.weight": half.state["embed_tokens.weight"].astype(np.float32)}), {})
+    written = bilstm_graph(half, int8=int8)
+    assert initializers(onnx.load_from_string(written))["embeddings"].dtype == np.float16
+    if not int8:
+        assert written == reference_graph(half).SerializeToString()
+    tokens, lengths = mixed_lengths()
+    assert np.array_equal(OnnxEncoder.load(written)(tokens, lengths),
+                          OnnxEncoder.load(bilstm_graph(upcast, int8=int8))(tokens, lengths))
+
+
 def test_the_default_models_graph_is_onnx_helpers_graph(default_model):
     checkpoint = default_model[3]
     assert default_model[2] == reference_graph(checkpoint).SerializeToString()

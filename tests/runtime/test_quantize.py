@@ -16,7 +16,7 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.models.encoder import Encoder
 from laser.runtime.onnx_runtime import OnnxEncoder, usable_cores
-from laser.runtime.onnx_cache import graph_path
+from laser.runtime.onnx_cache import GRAPH_VERSION, graph_path
 from laser.runtime.quantize import check_quantize
 
 from conftest import CORPUS_SAMPLE, PARITY3, needs_torch, read_fixture_lines
@@ -62,7 +62,7 @@ def test_int8_bilstm_runs_an_int8_graph_in_onnx_runtime(encoders, module_home):
     assert int8.dim == fp32.dim and int8.quantize == "int8" and fp32.quantize is None
     assert int8.runtime == fp32.runtime == ORT_RUNTIME
     [path] = (module_home / "onnx").glob("*int8*")
-    assert path.name == f"{fp32.files.sha256()}.int8.v3.onnx"
+    assert path.name == f"{fp32.files.sha256()}.int8.v{GRAPH_VERSION}.onnx"
 
 
 def test_the_cached_int8_graph_has_one_dynamic_quantize_lstm_per_layer(encoders, module_home):
