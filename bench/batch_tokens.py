@@ -25,7 +25,7 @@ import embed_speed  # noqa: E402  (puts the repository on sys.path)
 from pipeline_speed import VENDORED_FRENCH, french_lines  # noqa: E402
 
 from laser.runtime import onnx_runtime  # noqa: E402
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 
 

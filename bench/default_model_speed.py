@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.text import moses
 from laser.text.languages import resolve
 

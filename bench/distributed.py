@@ -50,7 +50,7 @@ def write_sentences(path: Path, lines: int) -> None:
 
 def single_process(text: Path, output: Path, threads: int) -> dict:
     import torch
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     torch.set_num_threads(threads)
     started = time.perf_counter()
     encoder = Encoder.load(str(MODEL))

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from laser.runtime.bilstm import load_checkpoint  # noqa: E402
 from laser.runtime.sequences import PAD, UNK  # noqa: E402
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 
 SHARED = ROOT.parent / "shared"

@@ -30,7 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from laser.io.embeddings import EmbeddingWriter, open_embeddings
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.mining.corpus import corpus_vectors, scan_corpus
 from laser.mining.margins import Neighbourhoods
 from laser.mining.output import write_pairs

@@ -17,7 +17,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 
 
 def best_cpu_seconds(work: Callable[[], object], repeats: int) -> float:

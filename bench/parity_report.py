@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 from laser.models.files import ModelFiles  # noqa: E402
 
 # The official files of each stage, and the encoders' names for the stages.

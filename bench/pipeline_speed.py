@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from laser import pipeline  # noqa: E402
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 from laser.pipeline import EmbedOptions, embed_file  # noqa: E402
 from laser.text import moses  # noqa: E402
 

@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from laser.eval.xsim import xsim_errors  # noqa: E402
-from laser.models.encoder import Encoder  # noqa: E402
+from laser.encoder import Encoder  # noqa: E402
 from laser.search.vectors import Vectors  # noqa: E402
 from laser.training.corpus import find_pair_files, read_pairs  # noqa: E402
 

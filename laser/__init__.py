@@ -1,10 +1,13 @@
 """laser: faithful, fast LASER sentence embeddings, similarity search and bitext mining.
 
 The package is laid out by stage: `text` (normalisation, tokenisation), `subwords` (BPE),
-`models` (checkpoints, encoders, the model registry and downloads), `io` (sentence and embedding
-files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
-`training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair
-filter; also as `laser.classify`, `laser.documents`, ...) and `cli`.
+`models` (which model: files, registry, resolution, downloads, checkpoint reading, embedding
+spaces), `runtime` (how vectors are computed: BiLSTM, transformer, ONNX graphs and runtime,
+quantisation, batching), `encoder` (the `Encoder` facade over both), `io` (sentence and
+embedding files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
+`training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair filter; also as
+`laser.classify`, `laser.documents`, ...), `distributed` (Ray), `serving` (`laser serve`) and
+`cli`.
 """
 import importlib
 import importlib.abc
@@ -47,7 +50,7 @@ def __getattr__(name: str):
     # Encoder and the applications pull in torch; import them on first use so `laser --help`
     # stays fast.
     if name == "Encoder":
-        from .models.encoder import Encoder
+        from .encoder import Encoder
         return Encoder
     if name in APPLICATIONS:
         return importlib.import_module(f".apps.{name}", __name__)

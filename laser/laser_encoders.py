@@ -23,7 +23,7 @@ from .models.resolve import fetched_model_dir
 from .search.vectors import unit_rows
 
 if TYPE_CHECKING:
-    from .models.encoder import Encoder
+    from .encoder import Encoder
 
 TOKENIZER_LANG = "en"
 TOKENIZER_SUFFIXES = (".spm", ".cvocab")
@@ -112,7 +112,7 @@ def initialize_encoder(lang: Optional[str] = None, model_dir: Optional[str] = No
                        **options) -> SentenceEncoder:
     """The encoder of the model `lang`/`laser` picks; `spm` is accepted for compatibility (the
     SentencePiece files always come with the model). `options` go to `laser.Encoder`."""
-    from .models.encoder import Encoder
+    from .encoder import Encoder
     return SentenceEncoder(Encoder(model_files(lang, model_dir, laser), **options))
 
 
@@ -121,7 +121,7 @@ class LaserEncoderPipeline:
 
     def __init__(self, lang: Optional[str] = None, model_dir: Optional[str] = None,
                  spm: bool = True, laser: Optional[str] = None, **options):
-        from .models.encoder import Encoder
+        from .encoder import Encoder
         files = model_files(lang, model_dir, laser)
         self.tokenizer = LaserTokenizer(files.spm)
         self.encoder = SentenceEncoder(Encoder(files, **options))

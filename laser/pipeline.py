@@ -21,7 +21,7 @@ from .progress import progress_bar, shows_progress
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .models.encoder import Encoder
+    from .encoder import Encoder
 
 CHUNK_LINES = 10000
 FIRST_CHUNK_LINES = 1000

@@ -40,7 +40,7 @@ from laser.mining.corpus import Corpus
 from laser.mining.mine import MineOptions, mine
 from laser.mining.retrieval import Pairs
 from laser.mining.summary import ScoreSummary
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.search.vectors import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
 

@@ -31,7 +31,7 @@ from statistics import mean
 
 import numpy as np
 
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.eval.paired import PairedComparison
 from laser.eval.xsim import xsim_misses
 from laser.search.vectors import Vectors

@@ -34,7 +34,7 @@ from calibrate_threshold import (GRID, Mined, benchmark_parser, curve, embed_eng
                                  log, make_tasks, mined_pairs, pick_languages)
 from laser.apps.pair_filter import EmbeddingModel, FilterOptions, PairFilter
 from laser.mining.mine import aligned_similarities
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.search.vectors import Vectors
 from laser.training.corpus import find_pair_files, read_pairs
 

@@ -33,7 +33,7 @@ import numpy as np
 from laser.apps.classify import Classifier, Labelled, ModelId, TrainOptions, embed
 from laser.eval.classification import Evaluation
 from laser.eval.xsim import xsim_misses
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.search.vectors import Vectors
 from laser.training.teachers import TeacherEncoder, make_teacher
 

@@ -63,7 +63,7 @@ def empty_laser_home(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def encoder():
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     return Encoder.load(str(PARITY_MODEL))
 
 
@@ -74,7 +74,7 @@ def expected_embeddings():
 
 @pytest.fixture(scope="session")
 def laser2_encoder():
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     return Encoder.load(str(PARITY2_MODEL))
 
 

@@ -62,7 +62,7 @@ def test_directory_input_is_reported_without_importing_torch(tmp_path):
 
 
 def test_embedding_with_a_cached_graph_imports_onnx_runtime_alone(tmp_path):
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     Encoder.load("default")  # builds the graph in this test's $LASER_HOME
     source = tmp_path / "fr.txt"
     source.write_text("Bonjour le monde.\nÇa va ?\n", encoding="utf-8")

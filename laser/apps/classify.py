@@ -25,7 +25,7 @@ from ..models.spaces import Origin, check_same_space, model_identity
 from ..version import __version__
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
     from ..models.files import ModelFiles
 
 RECORD_FILE = "classifier.json"

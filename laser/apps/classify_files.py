@@ -18,7 +18,7 @@ from ..models.spaces import check_same_space
 from .classify import Classifier, Labelled, ModelId, TrainOptions, check_output_dir, embed
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
 
 EncoderLoader = Callable[[], "Encoder"]  # loads the model on first call only
 CHUNK = 10000

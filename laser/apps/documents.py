@@ -20,7 +20,7 @@ from ..errors import LaserError
 from ..text.languages import resolve
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
 
 POOLINGS = ("mean", "max")
 

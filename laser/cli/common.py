@@ -173,7 +173,7 @@ def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max
 
 def encoder_of(files, model: dict):
     """An Encoder of `files`, run as the values of `model_options` say."""
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
     return Encoder(files, device=model["device"], max_tokens=model["max_tokens"],
                    max_length=model["max_length"], bpe_backend=model["bpe_backend"],
                    quantize=model.get("quantize"), runtime=model.get("runtime", "auto"))

@@ -151,7 +151,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     --eval-languages largest languages), or with --keep last the last step's, is written to
     --output in the official LASER format.
     """
-    from ..models.encoder import check_device
+    from ..encoder import check_device
     from ..training.run import set_threads, train as run_training
     from ..training.teachers import check_teacher
     check_bf16(bf16, device)

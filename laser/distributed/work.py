@@ -18,7 +18,7 @@ from ..models.files import ModelFiles
 from .shards import Shard, read_shard
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class EncoderSpec:
         object.__setattr__(self, "files", replace(self.files, **absolute))
 
     def load(self) -> Encoder:
-        from ..models.encoder import Encoder
+        from ..encoder import Encoder
         return Encoder(self.files, device=self.device, max_tokens=self.max_tokens,
                        max_length=self.max_length, bpe_backend=self.bpe_backend,
                        quantize=self.quantize, runtime=self.runtime)

@@ -21,7 +21,7 @@ from .mine import MineOptions, mine
 from .scoring import score_bitext
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
 
 
 def side_encoders(src_lang: str, trg_lang: str, src_model: Optional[str] = None,
@@ -29,7 +29,7 @@ def side_encoders(src_lang: str, trg_lang: str, src_model: Optional[str] = None,
     """The encoders of the two sides (one, when both sides use one model); `src_model` and
     `trg_model` name a side's model (directory or name); models of two embedding spaces are
     refused (`check_same_space`); a note on what to download comes as a warning."""
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
     choices = choose_side_models(ModelRequest(src_model, lang=src_lang),
                                  ModelRequest(trg_model, lang=trg_lang))
     for note in {choice.note for choice in choices if choice.note}:

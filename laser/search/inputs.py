@@ -17,7 +17,7 @@ from ..io.embeddings import open_embeddings
 from ..models.spaces import Origin, embeddings_origin, model_origin
 
 if TYPE_CHECKING:
-    from ..models.encoder import Encoder
+    from ..encoder import Encoder
     from ..models.files import ModelFiles
 
 # Loads the model on first call only: precomputed inputs never load one.

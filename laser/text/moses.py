@@ -96,7 +96,7 @@ def _prefixes(lang: str) -> dict[str, int]:
     """Perl's `load_prefixes`: 1 for a plain prefix, 2 for one that only precedes numbers."""
     source = lang if lang in LASER_PREFIX_LANGUAGES else "en"
     prefix_file = resources.files("laser").joinpath(
-        f"data/nonbreaking_prefixes/nonbreaking_prefix.{source}")
+        f"data/nonbreaking_prefixes/{source}.txt")
     table = {}
     for item in prefix_file.read_text("utf-8").split("\n"):
         if item in ("", "0") or item.startswith("#"):  # perl skips false-y lines

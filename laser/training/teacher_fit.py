@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from ..errors import LaserError
 from ..runtime.bilstm import BiLSTMEncoder
-from ..models.encoder import Encoder
+from ..encoder import Encoder
 from ..models.files import ModelFiles
 from ..subwords.fastbpe import read_vocab
 from .config import TrainConfig

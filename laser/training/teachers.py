@@ -92,7 +92,7 @@ class EncoderTeacher:
     weights under the same name is refused."""
 
     def __init__(self, model: str):
-        from ..models.encoder import Encoder
+        from ..encoder import Encoder
         files = _model_files(model)
         self.name = model
         self._encoder = Encoder(files)

@@ -27,7 +27,7 @@ def run(*args):
 
 @pytest.fixture(scope="module")
 def default_encoder():
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     return Encoder.load("default")
 
 
@@ -107,7 +107,7 @@ def test_held_out_dev_without_a_dev_set(sib, default_encoder):
 
 @pytest.mark.slow
 def test_another_model_is_refused(classifier, classifier_dir):
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     with pytest.raises(LaserError, match=r"the classifier \(laser-default-v2, space laser-default-v2\) and encoder "
                        r"\(encoder, space sha256:\w+\) are not in one embedding space"):
         classifier.predict_texts(Encoder.load(str(PARITY_MODEL)), ["Hallo."], "de")

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from laser.apps.classify import Classifier
 from laser.cli import main
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 
 from conftest import DATA, PARITY_MODEL
 

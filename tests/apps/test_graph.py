@@ -13,7 +13,7 @@ from laser.apps.dedup import DedupOptions, deduplicate, find_duplicates
 from laser.apps.graph import knn_graph, load_graph, self_neighbours
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.registry import CHECKOUT_MODEL_DIR
 from laser.search.approximate import ApproximateSearch
 from laser.search.vectors import Neighbours, Vectors

@@ -11,7 +11,7 @@ import pytest
 from laser.apps.pair_filter import EmbeddingModel, FilterOptions, PairFilter, auc
 from laser.apps.pair_files import read_pair_tsv
 from laser.errors import LaserError
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.registry import CHECKOUT_MODEL_DIR as SHIPPED_MODEL_DIR
 from laser.models.spaces import Origin
 

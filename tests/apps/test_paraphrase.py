@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from laser.apps.paraphrase import (ParaphraseOptions, lexical_overlap, normalized, paraphrases,
                                    select_paraphrases)
 from laser.cli import main
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.registry import CHECKOUT_MODEL_DIR
 
 from conftest import CORPUS_SAMPLE

@@ -39,7 +39,7 @@ def sentences(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def single(sentences, tmp_path_factory):
     """The output and sidecar of the ordinary single-process `embed_file`."""
-    from laser.models.encoder import Encoder
+    from laser.encoder import Encoder
     path = tmp_path_factory.mktemp("single") / "fr.npy"
     embed_file(Encoder.load(str(MODEL)), sentences, str(path), EmbedOptions("fr"))
     return path.read_bytes(), _sidecar(path)

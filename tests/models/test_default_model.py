@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from laser.runtime.bilstm import load_checkpoint
 from laser.cli import main
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.eval.xsim import xsim_errors
 from laser.search.vectors import Vectors
 from laser.models.files import ModelFiles

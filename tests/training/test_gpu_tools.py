@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import pytest
 
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.files import ModelFiles
 
 from test_training import read_log, tiny_corpus, train  # noqa: F401  (the shared fixture)

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from laser.errors import LaserError
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.models.files import ModelFiles
 from laser.training.config import BPEConfig, TrainConfig
 from laser.training.corpus import find_pair_files

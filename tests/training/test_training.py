@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from laser.runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from laser.cli import main
-from laser.models.encoder import Encoder
+from laser.encoder import Encoder
 from laser.errors import LaserError
 from laser.models.files import ModelFiles
 from laser.models.registry import shipped_model_dir

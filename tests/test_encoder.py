@@ -6,7 +6,7 @@ import pytest
 
 from laser.models.checkpoint import read_bilstm_checkpoint as load_checkpoint
 from laser.runtime.sequences import length_sorted_batches
-from laser.models.encoder import Encoder, TruncationWarning
+from laser.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
 from laser.models import registry
 from laser.models.files import ModelFiles

@@ -12,17 +12,17 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import LaserError
-from ..optional import require
-from ..runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
-from ..runtime.onnx_cache import cache_bilstm, cached_bilstm
-from ..runtime.onnx_runtime import OnnxEncoder
-from ..runtime.quantize import check_quantize, reduced_precision
-from ..runtime.sequences import EOS, embed_sequences
-from .checkpoint import bilstm_checkpoint
-from .files import ModelFiles
-from .preprocessing import Preprocessor, preprocessor_for
-from .resolve import official_model_dir, resolve_model
+from .errors import LaserError
+from .optional import require
+from .runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
+from .runtime.onnx_cache import cache_bilstm, cached_bilstm
+from .runtime.onnx_runtime import OnnxEncoder
+from .runtime.quantize import check_quantize, reduced_precision
+from .runtime.sequences import EOS, embed_sequences
+from .models.checkpoint import bilstm_checkpoint
+from .models.files import ModelFiles
+from .models.preprocessing import Preprocessor, preprocessor_for
+from .models.resolve import official_model_dir, resolve_model
 
 DEFAULT_MAX_TOKENS = 12000
 # auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
