@@ -255,6 +255,7 @@ async def info(request: Request, service: Service) -> tuple[Response, int]:
         "model_choice": "fixed" if models.fixed else "by-language",
         "model_cache_size": models.cache_size,
         "max_batch_tokens": models.options.max_tokens,
+        "batch_window_ms": 1000 * service.batch_window,
         "indexes": [index.describe() for index in service.indexes.values()],
         "limits": asdict(service.limits),
     }), 0
