@@ -5,10 +5,11 @@ request's sentences into token ids (the encoder's whole preprocessing); the enco
 the only one that runs networks, gathers every prepared request waiting for the same model, up to
 the model's token budget, and embeds them in one `Encoder.encode_ids` call: the length-sorted
 batches under `max_tokens` that `laser embed` uses. Rows go back to each request in order.
-A request that finds the encoder idle is embedded at once. When requests queued up while the
-encoder was busy (the server is under load), its next call is held open for up to `window`
-seconds, until the token budget fills: the clients answered by the previous call send their next
-requests meanwhile, and larger calls cost less per sentence.
+A request that finds the encoder idle, the last call having embedded a single request, is
+embedded at once. Under load (a request waited for the encoder to finish, or the last call
+gathered several) a call is held open for up to `window` seconds, until the token budget fills:
+the clients answered by the previous call send their next requests meanwhile, and larger calls
+pad less (fewer batches per sentence).
 """
 from __future__ import annotations
 
@@ -129,12 +130,12 @@ class Batcher:
 
     def _encode_loop(self) -> None:
         stopping = False
-        loaded = False  # whether requests queued behind one another at the last call
+        loaded = False  # the last call gathered several requests
         while not stopping:
             try:
                 first = self._prepared.get_nowait()
                 loaded = True  # it waited for the encoder
-            except queue.Empty:
+            except queue.Empty:  # the encoder was idle
                 first = self._prepared.get()
             if first is _STOP:
                 return
