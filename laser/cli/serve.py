@@ -7,8 +7,6 @@ from ..errors import LaserError
 from ..runtime.quantize import QUANTIZATIONS
 from .common import examples, main
 
-BATCH_WINDOW_MS = 10.0
-
 
 @main.command(epilog=examples(
     "laser serve",
@@ -30,11 +28,6 @@ BATCH_WINDOW_MS = 10.0
               help="Without --model: models kept loaded (least recently used dropped first).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=12000, show_default=True,
               help="Token budget of one batch (padded), as in `laser embed`.")
-@click.option("--batch-window", type=click.FloatRange(min=0), default=BATCH_WINDOW_MS,
-              show_default=True, metavar="MS",
-              help="Under load (requests queued while the encoder was busy), hold an encoder "
-                   "call open up to MS milliseconds for more requests, until --max-tokens "
-                   "fills; a request to an idle server never waits. 0: never.")
 @click.option("--runtime", type=click.Choice(["auto", "torch", "onnxruntime"]), default="auto",
               show_default=True, help="What runs the network, as in `laser embed`.")
 @click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=None,
@@ -56,7 +49,7 @@ BATCH_WINDOW_MS = 10.0
 @click.option("--shutdown-timeout", type=click.IntRange(min=0), default=30, show_default=True,
               help="Seconds requests in flight get to finish after SIGTERM or SIGINT.")
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
-def serve(models, indexes, host, port, max_models, max_tokens, batch_window, runtime, quantize,
+def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize,
           shutdown_timeout, access_log, **limits):
     """Serve embeddings (/embed, /v1/embeddings, /vectorize) and k-NN search (/search) over
     HTTP, with a page at / to try them. Stops on SIGTERM or Ctrl-C after finishing the
@@ -77,5 +70,5 @@ def serve(models, indexes, host, port, max_models, max_tokens, batch_window, run
     if len(by_name) < len(loaded):
         raise LaserError("--index: two indexes have the same name; name them NAME=INDEX")
     served = ServedModels(list(models), EncoderOptions(max_tokens, runtime, quantize), max_models)
-    run(Service(served, by_name, Limits(**limits), batch_window / 1000),
+    run(Service(served, by_name, Limits(**limits)),
         ServerOptions(host, port, shutdown_timeout, access_log))

@@ -39,13 +39,11 @@ class Service:
     models: ServedModels
     indexes: dict[str, ServedIndex]
     limits: Limits
-    batch_window: float = 0.0  # seconds an encoder call under load waits for more requests
     metrics: Metrics = field(default_factory=Metrics)
     batcher: Optional[Batcher] = None
 
     def __post_init__(self):
-        self.batcher = self.batcher or Batcher(self.limits.max_queued, self.metrics,
-                                               self.batch_window)
+        self.batcher = self.batcher or Batcher(self.limits.max_queued, self.metrics)
 
 
 # An endpoint's work: (the response, how many sentences it embedded)
@@ -255,7 +253,6 @@ async def info(request: Request, service: Service) -> tuple[Response, int]:
         "model_choice": "fixed" if models.fixed else "by-language",
         "model_cache_size": models.cache_size,
         "max_batch_tokens": models.options.max_tokens,
-        "batch_window_ms": 1000 * service.batch_window,
         "indexes": [index.describe() for index in service.indexes.values()],
         "limits": asdict(service.limits),
     }), 0

@@ -5,18 +5,14 @@ request's sentences into token ids (the encoder's whole preprocessing); the enco
 the only one that runs networks, gathers every prepared request waiting for the same model, up to
 the model's token budget, and embeds them in one `Encoder.encode_ids` call: the length-sorted
 batches under `max_tokens` that `laser embed` uses. Rows go back to each request in order.
-A request that finds the encoder idle, the last call having embedded a single request, is
-embedded at once. Under load (a request waited for the encoder to finish, or the last call
-gathered several) a call is held open for up to `window` seconds, until the token budget fills:
-the clients answered by the previous call send their next requests meanwhile, and larger calls
-pad less (fewer batches per sentence).
+Nothing waits for more requests to arrive: a request alone is embedded at once, and requests that
+arrive while the encoder is busy are gathered for its next call.
 """
 from __future__ import annotations
 
 import queue
 import sys
 import threading
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
@@ -67,10 +63,9 @@ _STOP = None  # put on a queue: the thread reading it ends
 class Batcher:
     """The bounded queue and the two threads behind it (see the module docstring)."""
 
-    def __init__(self, max_queued: int, metrics: Metrics, window: float = 0.0):
+    def __init__(self, max_queued: int, metrics: Metrics):
         self.max_queued = max_queued
         self.metrics = metrics
-        self.window = window  # seconds a call under load is held open for more requests
         self._queued = 0  # sentences accepted and not yet answered
         self._lock = threading.Lock()
         self._closed = False
@@ -130,29 +125,21 @@ class Batcher:
 
     def _encode_loop(self) -> None:
         stopping = False
-        loaded = False  # the last call gathered several requests
         while not stopping:
-            try:
-                first = self._prepared.get_nowait()
-                loaded = True  # it waited for the encoder
-            except queue.Empty:  # the encoder was idle
-                first = self._prepared.get()
+            first = self._prepared.get()
             if first is _STOP:
                 return
-            jobs, stopping = self._gather(first, self.window if loaded else 0.0)
-            loaded = len(jobs) > 1
+            jobs, stopping = self._gather(first)
             for group in _by_encoder(jobs):
                 self._encode(group)
 
-    def _gather(self, first: Job, window: float) -> tuple[list[Job], bool]:
-        """`first` and the prepared jobs behind it, up to the token budget of its encoder,
-        waiting up to `window` seconds for more to be prepared."""
+    def _gather(self, first: Job) -> tuple[list[Job], bool]:
+        """`first` and the prepared jobs behind it, up to the token budget of its encoder."""
         jobs, tokens = [first], first.tokens
         budget = first.encoder.max_tokens
-        deadline = time.monotonic() + window
         while tokens < budget:
             try:
-                job = self._prepared.get(timeout=max(0.0, deadline - time.monotonic()))
+                job = self._prepared.get_nowait()
             except queue.Empty:
                 break
             if job is _STOP:

@@ -1,6 +1,5 @@
 """Under load: concurrent clients get the rows they would get alone, gathered into shared encoder
-calls (held open by --batch-window once requests queue up, never for a request to an idle
-server); a flood past the queue limit is refused with 429 and the server recovers; SIGTERM lets the
+calls; a flood past the queue limit is refused with 429 and the server recovers; SIGTERM lets the
 requests in flight finish and the server exit 0. Bounded request counts, loopback only."""
 from __future__ import annotations
 
@@ -61,53 +60,6 @@ def test_concurrent_clients_get_the_rows_of_one_at_a_time(loaded_server, default
                                    atol=1e-6)
     # some encoder calls embedded the sentences of several requests at once
     assert batches_so_far(loaded_server) - before < len(requests_sent)
-
-
-def batch_histogram(server, name: str = "laser_batch_requests") -> dict[str, float]:
-    """The cumulative buckets of a batch histogram by bound, and its count."""
-    text = server.get("/metrics").text
-    buckets = dict(re.findall(rf'^{name}_bucket{{le="([^"]+)"}} (\S+)$', text, re.M))
-    return {bound: float(n) for bound, n in buckets.items()}
-
-
-def test_the_batch_window_holds_a_call_under_load_open_for_later_requests(serving_dir,
-                                                                          default_encoder):
-    first, second, third = POOL[:2], POOL[2:4], POOL[4:6]
-    tokens = [sum(map(len, default_encoder.prepare(s, "en"))) for s in (first, second, third)]
-    # the budget fills with the third request only; a window of 10 minutes would outlast the
-    # test, so every call here ends on the budget or at once
-    server = start_server(serving_dir, "--model", "default", "--max-tokens", str(sum(tokens)),
-                          "--batch-window", "600000")
-    try:
-        info = server.get("/info").json()
-        assert info["batch_window_ms"] == 600000 and info["max_batch_tokens"] == sum(tokens)
-        # a request to an idle server is embedded at once (else it would wait 10 minutes)
-        alone = server.post("/embed", {"inputs": first, "normalize": False})
-        np.testing.assert_allclose(alone.json(), default_encoder.encode(first, "en"), atol=1e-6)
-        heavy = [" ".join([POOL[-1]] * 8) + f" {n}" for n in range(32)]  # past the budget alone
-        with ThreadPoolExecutor(3) as pool:
-            busy = pool.submit(server.post, "/embed", {"inputs": heavy, "normalize": False})
-            while server.metric("laser_queue_sentences") < len(heavy):
-                pass
-            before = batch_histogram(server)
-            waiting = [pool.submit(server.post, "/embed", {"inputs": s, "normalize": False})
-                       for s in (first, second)]
-            while server.metric("laser_queue_sentences") < len(heavy) + 4:
-                assert not busy.done(), "the heavy request was answered before the others came"
-            assert busy.result().status_code == 200
-            # the two requests that queued up behind it wait for more, up to the budget
-            assert not any(future.done() for future in waiting)
-            last = server.post("/embed", {"inputs": third, "normalize": False})
-            answers = [future.result() for future in waiting] + [last]
-        for sentences, answer in zip((first, second, third), answers):
-            np.testing.assert_allclose(answer.json(), default_encoder.encode(sentences, "en"),
-                                       atol=1e-6)
-        after = batch_histogram(server)
-        # two calls: the heavy request alone, then all three requests in one call
-        assert after["+Inf"] - before["+Inf"] == 2
-        assert after["2"] - before["2"] == 1 and after["4"] - before["4"] == 2
-    finally:
-        assert server.stop() == 0
 
 
 def test_a_sentence_longer_than_the_token_budget_is_answered(loaded_server, default_encoder):
