@@ -192,11 +192,12 @@ def openai_body(head: dict, rows: np.ndarray, encoding: str) -> bytes:
     rather than by json.dumps, which would scan every base64 character for escapes (a quarter
     of a millisecond per request): base64 needs none."""
     items = []
+    rows = np.ascontiguousarray(rows, dtype="<f4")  # once, not a copy per row
     for position, row in enumerate(rows):
         if encoding == "float":
             vector = json.dumps(row.tolist()).encode("ascii")
         else:
-            vector = b'"' + base64.b64encode(row.astype("<f4").tobytes()) + b'"'
+            vector = b'"' + base64.b64encode(row) + b'"'
         items.append(b'{"object":"embedding","index":%d,"embedding":%s}' % (position, vector))
     return json.dumps(head).encode("utf-8")[:-1] + b',"data":[' + b",".join(items) + b"]}"
 

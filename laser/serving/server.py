@@ -57,6 +57,8 @@ def run(service: Service, options: ServerOptions) -> None:
     # loop and http "auto": uvloop and httptools when installed (the serve extra has them)
     config = uvicorn.Config(create_app(service), log_level="warning",
                             access_log=options.access_log,
+                            # X-Forwarded-For only changes the client address the access log shows
+                            proxy_headers=options.access_log,
                             limit_concurrency=service.limits.max_connections,
                             timeout_graceful_shutdown=options.shutdown_timeout)
     shown = f"[{host}]" if ":" in host else host
