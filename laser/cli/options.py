@@ -7,8 +7,6 @@ import functools
 import click
 
 from ..errors import LaserError
-from ..search.approximate import ApproximateSearch
-from ..search.inputs import EmbeddingSource
 
 dim_option = click.option("--dim", type=click.IntRange(min=1), default=None,
                           help="Dimension of raw headerless embeddings (default: from their .json "
@@ -32,7 +30,10 @@ def approximate_options(command):
     def wrapper(*args, factory, nprobe, refine, **kwargs):
         if not factory and nprobe is not None:
             raise LaserError("--nprobe goes with --index")
-        approximate = ApproximateSearch(factory, nprobe, refine) if factory else None
+        approximate = None
+        if factory:
+            from ..search.approximate import ApproximateSearch  # not on `laser embed`'s start-up
+            approximate = ApproximateSearch(factory, nprobe, refine)
         return command(*args, approximate=approximate, **kwargs)
     return wrapper
 
@@ -64,6 +65,7 @@ def bitext_inputs(command):
     @functools.wraps(command)
     def wrapper(*args, src_path, trg_path, src_embeddings, trg_embeddings, src_lang, trg_lang,
                 src_model, trg_model, dim, fp16, **kwargs):
+        from ..search.inputs import EmbeddingSource  # not on `laser embed`'s start-up
         src = EmbeddingSource(src_path, src_embeddings, src_lang, dim, fp16, "--src-", src_model)
         trg = EmbeddingSource(trg_path, trg_embeddings, trg_lang, dim, fp16, "--trg-", trg_model)
         return command(*args, src=src, trg=trg, **kwargs)
