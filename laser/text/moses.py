@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from importlib import resources
 
-from .perl_classes import char_class
+from .perl_classes import LazyPattern, char_class
 
 # Languages whose non-breaking prefix files LASER's installer fetches from Moses.
 LASER_PREFIX_LANGUAGES = frozenset(
@@ -34,7 +34,7 @@ LASER_PREFIX_LANGUAGES = frozenset(
 NBSP = "\u00a0"
 ASCII_SPACE = r"[\t\n\x0b\x0c\r ]"
 
-_NON_PRINTING = re.compile(char_class("C"))
+_NON_PRINTING = LazyPattern(lambda: char_class("C"))
 
 
 def remove_non_printing(line: str) -> str:
@@ -109,9 +109,6 @@ def _prefixes(lang: str) -> dict[str, int]:
     return table
 
 
-ALPHA, NOT_ALPHA = char_class("IsAlpha"), char_class("IsAlpha", negate=True)
-NUM, NOT_NUM = char_class("IsN"), char_class("IsN", negate=True)
-SPACE = char_class("Space")
 
 
 class Rule(NamedTuple):
@@ -200,7 +197,8 @@ class RuleList:
 
 
 # Moses puts spaces around every character but letters, digits, spaces and .'`,-
-SPECIAL_CHARACTERS = re.compile("(" + char_class("IsAlnum", "Space", also=".'`,-", negate=True) + ")")
+SPECIAL_CHARACTERS = LazyPattern(
+    lambda: "(" + char_class("IsAlnum", "Space", also=".'`,-", negate=True) + ")")
 
 
 class MarkRule(NamedTuple):
@@ -213,8 +211,8 @@ class MarkRule(NamedTuple):
     """
 
     mark: str
-    left: re.Pattern | None
-    right: re.Pattern | None
+    left: re.Pattern | LazyPattern | None
+    right: re.Pattern | LazyPattern | None
     replacement: str
 
     def apply(self, text: str) -> str:
@@ -241,8 +239,10 @@ def apply_rules(rules: list[MarkRule], text: str) -> str:
     return text
 
 
-ALPHA_CHAR, NOT_ALPHA_CHAR = re.compile(ALPHA), re.compile(NOT_ALPHA)
-NUM_CHAR, NOT_NUM_CHAR = re.compile(NUM), re.compile(NOT_NUM)
+ALPHA_CHAR = LazyPattern(lambda: char_class("IsAlpha"))
+NOT_ALPHA_CHAR = LazyPattern(lambda: char_class("IsAlpha", negate=True))
+NUM_CHAR = LazyPattern(lambda: char_class("IsN"))
+NOT_NUM_CHAR = LazyPattern(lambda: char_class("IsN", negate=True))
 _APOSTROPHE_LEFT = [
     MarkRule("'", NOT_ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
     MarkRule("'", NOT_ALPHA_CHAR, ALPHA_CHAR, " ' "),
@@ -252,7 +252,8 @@ _APOSTROPHE_LEFT = [
 APOSTROPHE_RULES = {
     "en": [
         MarkRule("'", NOT_ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
-        MarkRule("'", re.compile(char_class("IsAlpha", "IsN", negate=True)), ALPHA_CHAR, " ' "),
+        MarkRule("'", LazyPattern(lambda: char_class("IsAlpha", "IsN", negate=True)), ALPHA_CHAR,
+                 " ' "),
         MarkRule("'", ALPHA_CHAR, NOT_ALPHA_CHAR, " ' "),
         MarkRule("'", ALPHA_CHAR, ALPHA_CHAR, " '"),
         MarkRule("'", NUM_CHAR, re.compile("s"), " '"),
@@ -290,11 +291,11 @@ class PerlTokenizer:
     not force a period off the last word; only en and fr/it/ga split contractions specially.
     """
 
-    SPACES = re.compile(f"{SPACE}+")
+    SPACES = LazyPattern(lambda: f"{char_class('Space')}+")
     ASCII_JUNK = re.compile(r"[\000-\037]")
     ENDS_WITH_PERIOD = re.compile(r"^(\S+)\.$")
     HAS_ALPHA = ALPHA_CHAR
-    STARTS_LOWER = re.compile(f"^{char_class('IsLower')}")
+    STARTS_LOWER = LazyPattern(lambda: f"^{char_class('IsLower')}")
     STARTS_DIGIT = re.compile(r"^[0-9]+")
     TRAILING_DOT_QUOTE = re.compile(r"\.' ?$")
 
@@ -395,7 +396,7 @@ class PerlTokenizer:
     def _detaches_period(self, prefix: str, words: list[str], i: int) -> bool:
         following = words[i + 1] if i + 1 < len(words) else ""
         if ("." in prefix and self.HAS_ALPHA.search(prefix)) or self.prefixes.get(prefix) == 1 \
-                or self.STARTS_LOWER.match(following):
+                or (following and self.STARTS_LOWER.match(following)):  # none after the last
             return False
         return not (self.prefixes.get(prefix) == 2 and self.STARTS_DIGIT.match(following))
 

@@ -5,8 +5,10 @@ class, its name followed by hexadecimal code-point ranges.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+import re
+from functools import cached_property, lru_cache
 from importlib import resources
+from typing import Callable, Optional
 
 
 ASTRAL = 0x10000  # code points from here on lie outside Unicode's Basic Multilingual Plane
@@ -80,3 +82,32 @@ def _in_set(code_point: int) -> str:
     """One character inside a regex set, escaped where the set's syntax needs it."""
     char = chr(code_point)
     return "\\" + char if char in SET_SYNTAX else char
+
+
+class LazyPattern:
+    """A regex (of Perl's character classes) compiled when first used: each class takes
+    milliseconds to compile, which every command would pay at start-up, and most text never
+    needs most of them."""
+
+    def __init__(self, build: Callable[[], str]):
+        self._build = build
+
+    @cached_property
+    def compiled(self) -> re.Pattern:
+        return re.compile(self._build())
+
+    @property
+    def pattern(self) -> str:
+        return self.compiled.pattern
+
+    def match(self, text: str, pos: int = 0) -> Optional[re.Match]:
+        return self.compiled.match(text, pos)
+
+    def search(self, text: str) -> Optional[re.Match]:
+        return self.compiled.search(text)
+
+    def sub(self, replacement: str, text: str, count: int = 0) -> str:
+        return self.compiled.sub(replacement, text, count)
+
+    def findall(self, text: str) -> list:
+        return self.compiled.findall(text)

@@ -1,6 +1,8 @@
 """Tokenisation parity with the official perl/jieba/MeCab/transliterate chain, line for line."""
 import random
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -13,7 +15,7 @@ from laser.text.moses import (_NON_PRINTING, APOSTROPHE_DEFAULT, APOSTROPHE_RULE
 from laser.text.perl_classes import _ranges, char_class
 from laser.text.tokenizer import Tokenizer
 
-from conftest import PARITY, PARITY_STEMS, fixture_language, read_fixture_lines
+from conftest import PARITY, PARITY_STEMS, ROOT, fixture_language, read_fixture_lines
 
 
 @pytest.mark.parametrize("stem", PARITY_STEMS)
@@ -216,3 +218,15 @@ def test_normaliser_skipping_rules_changes_nothing(lang):
 ])
 def test_required_text_is_the_literal_start_of_every_match(pattern, needle):
     assert _required_text(pattern) == needle
+
+
+def test_character_classes_are_compiled_only_when_text_needs_them():
+    probe = ("from laser.text import moses\nfrom laser.text.perl_classes import LazyPattern\n"
+             "from laser.text.tokenizer import Tokenizer\n"
+             "Tokenizer('en')('The book is on the table.')\n"
+             "print(sorted(name for name, value in vars(moses).items()\n"
+             "             if isinstance(value, LazyPattern) and 'compiled' in vars(value)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['SPECIAL_CHARACTERS']"  # no C, IsAlpha, IsN, IsLower yet
