@@ -46,7 +46,7 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,9 +176,10 @@ def baseline_server(port_file: str) -> None:
     httpd.serve_forever()
 
 
-def start(command: list[str], port_file: Path, log: Path) -> tuple[subprocess.Popen, int]:
-    """A server subprocess and its port, once it answers."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def start(command: list[str], port_file: Path, log: Path,
+          environment: Optional[dict[str, str]] = None) -> tuple[subprocess.Popen, int]:
+    """A server subprocess (with `environment` added to ours) and its port, once it answers."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(environment or {})}
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(log, "wb"), env=env)
     for _ in range(1200):
         text = port_file.read_text() if port_file.exists() else log.read_text()
