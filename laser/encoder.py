@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import LaserError
 from .optional import require
+from .runtime import RUNTIMES
 from .runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
 from .runtime.onnx_cache import cache_bilstm, cached_bilstm
 from .runtime.onnx_runtime import OnnxEncoder
@@ -26,9 +27,6 @@ from .models.resolve import official_model_dir, resolve_model
 
 DEFAULT_MAX_TOKENS = 12000
 # auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
-RUNTIMES = ("auto", "torch", "onnxruntime")
-
-
 class TruncationWarning(UserWarning):
     """Sentences longer than max_length subword tokens (BPE or SentencePiece) were cut."""
 

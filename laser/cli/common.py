@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import click
 
 from ..errors import LaserError
+from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
 from ..optional import EXTRAS, install_hint
 from ..version import __version__
@@ -98,7 +99,7 @@ def model_options(command):
                           "models, its graph cached in $LASER_HOME/onnx; torch for LASER3), "
                           "faster, vectors within ~0.99 cosine of float32. fp16: float16 "
                           "inference in torch, for --device cuda (docs/performance.md)."),
-        click.option("--runtime", type=click.Choice(["auto", "torch", "onnxruntime"]),
+        click.option("--runtime", type=click.Choice(RUNTIMES),
                      default="auto", show_default=True,
                      help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "
                           "CPU (graph cached in $LASER_HOME/onnx), torch otherwise."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from ..errors import LaserError
+from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
 from .common import examples, main
 
@@ -28,7 +29,7 @@ from .common import examples, main
               help="Without --model: models kept loaded (least recently used dropped first).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=12000, show_default=True,
               help="Token budget of one batch (padded), as in `laser embed`.")
-@click.option("--runtime", type=click.Choice(["auto", "torch", "onnxruntime"]), default="auto",
+@click.option("--runtime", type=click.Choice(RUNTIMES), default="auto",
               show_default=True, help="What runs the network, as in `laser embed`.")
 @click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=None,
               help="int8 inference, as in `laser embed`.")

@@ -16,7 +16,7 @@ in half the file, memory and load time. torch orders the gates i, f, g, o; ONNX 
 
 In int8 each LSTM is ONNX Runtime's `DynamicQuantizeLSTM` (int8 weights, activations quantized
 per call), with the weights that onnxruntime's `quantize_dynamic(per_channel=True,
-reduce_range=True)` gives; embeddings stay float32, as in `laser.runtime.quantize`.
+reduce_range=True)` gives; embeddings are not quantized, as in `laser.runtime.quantize`.
 `laser.runtime.onnx_runtime` runs either graph without torch.
 """
 from __future__ import annotations
@@ -54,9 +54,10 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     hidden = params["hidden_size"]
     suffixes = ("", "_reverse") if params.get("bidirectional", False) else ("",)
     table = np.asarray(state["embed_tokens.weight"])
-    looked_up = "x0_half" if table.dtype == np.float16 else "x0"
+    half = table.dtype == np.float16  # kept in float16, the rows looked up cast to float32
+    looked_up = "x0_half" if half else "x0"
     initializers = [
-        tensor("embeddings", table if looked_up == "x0_half" else _numpy(table)),
+        tensor("embeddings", table if half else _numpy(table)),
         # one-element vectors: ONNX Runtime takes them where Range asks for scalars
         tensor("minus_inf", np.array([-np.inf], dtype=np.float32)),
         tensor("merge_directions", np.array([0, 0, -1], dtype=np.int64)),
@@ -68,7 +69,7 @@ def bilstm_graph(checkpoint: Checkpoint, metadata: Optional[dict[str, str]] = No
     nodes = [
         onnx_proto.node("Transpose", ["tokens"], ["tokens_tb"], perm=[1, 0]),
         onnx_proto.node("Gather", ["embeddings", "tokens_tb"], [looked_up]),  # (time, batch, dim)
-        *([onnx_proto.node("Cast", [looked_up], ["x0"], to=FLOAT)] if looked_up != "x0" else []),
+        *([onnx_proto.node("Cast", [looked_up], ["x0"], to=FLOAT)] if half else []),
         onnx_proto.node("Cast", ["lengths"], ["lengths32"], to=INT32),
     ]
     for layer in range(params["num_layers"]):

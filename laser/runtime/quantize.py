@@ -9,7 +9,7 @@
 `quantize="fp16"` (`--quantize fp16`) is for GPUs (`--device cuda`): the torch network's weights
 and activations in float16, rows returned as float32. It runs in torch on any device.
 
-Either way token embeddings stay float32 (a lookup costs no arithmetic) and activations are
+Either way token embeddings are not quantized (a lookup costs no arithmetic) and activations are
 quantized on the fly, per call, from their observed range: an int8 vector can move by a hair
 with its batch companions, unlike the float32 path (docs/performance.md has the measured effect).
 """

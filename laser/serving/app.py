@@ -25,8 +25,8 @@ from ..search.vectors import unit_rows
 from ..version import __version__
 from .batching import Batcher, Embedded, QueueFull, ShuttingDown
 from .indexes import ServedIndex, check_embedding_space, nearest
-from .limits import (Limits, RequestError, boolean, checked_sentence, decoded_body, integer,
-                     language, optional_name, query_parameters, sentence_list)
+from .limits import (Limits, RequestError, body_sentences, boolean, checked_sentence,
+                     decoded_body, integer, language, optional_name, query_parameters)
 from .metrics import Metrics
 from .models import ServedModel, ServedModels
 from .page import page_html
@@ -147,10 +147,7 @@ async def vectorize(request: Request, service: Service) -> tuple[Response, int]:
 async def embed(request: Request, service: Service) -> tuple[Response, int]:
     """POST /embed: text-embeddings-inference's request and answer (a list of vectors)."""
     body = await read_json(request, service.limits)
-    if "inputs" not in body:
-        raise RequestError(422, "the body needs 'inputs': a string or an array of strings")
-    sentences = sentence_list(body["inputs"], "inputs", service.limits,
-                              boolean(body, "truncate", False))
+    sentences = body_sentences(body, "inputs", service.limits)
     lang = language(body.get("lang"))
     model = await served_model(service, optional_name(body, "model"), lang)
     rows = (await embedded(service, model, sentences, lang)).rows
@@ -162,13 +159,10 @@ async def embed(request: Request, service: Service) -> tuple[Response, int]:
 async def openai_embeddings(request: Request, service: Service) -> tuple[Response, int]:
     """POST /v1/embeddings: the OpenAI API (its `openai` client works with base_url set)."""
     body = await read_json(request, service.limits)
-    if "input" not in body:
-        raise RequestError(422, "the body needs 'input': a string or an array of strings")
-    if isinstance(body["input"], list) and body["input"] and \
-            not isinstance(body["input"][0], str):
+    value = body.get("input")
+    if isinstance(value, list) and value and not isinstance(value[0], str):
         raise RequestError(422, "'input' must hold strings: token arrays are not supported")
-    sentences = sentence_list(body["input"], "input", service.limits,
-                              boolean(body, "truncate", False))
+    sentences = body_sentences(body, "input", service.limits)
     encoding = body.get("encoding_format") or "float"
     if encoding not in ("float", "base64"):
         raise RequestError(422, f"'encoding_format' must be 'float' or 'base64', not {encoding!r}")
@@ -213,10 +207,7 @@ async def search_index(request: Request, service: Service) -> tuple[Response, in
     """POST /search: the k nearest indexed sentences of each query."""
     body = await read_json(request, service.limits)
     index = chosen_index(service, optional_name(body, "index"))
-    if "queries" not in body:
-        raise RequestError(422, "the body needs 'queries': a string or an array of strings")
-    queries = sentence_list(body["queries"], "queries", service.limits,
-                            boolean(body, "truncate", False))
+    queries = body_sentences(body, "queries", service.limits)
     k = integer(body, "k", 4, 1, service.limits.max_k)
     lang = language(body.get("lang"))
     model = await served_model(service, optional_name(body, "model"), lang)

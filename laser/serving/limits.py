@@ -64,6 +64,14 @@ def json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def body_sentences(body: dict, field: str, limits: Limits) -> list[str]:
+    """The sentences a body's `field` must hold (`sentence_list`), cut to max_chars when the
+    body asks to `truncate`."""
+    if field not in body:
+        raise RequestError(422, f"the body needs '{field}': a string or an array of strings")
+    return sentence_list(body[field], field, limits, boolean(body, "truncate", False))
+
+
 def sentence_list(value: Any, field: str, limits: Limits, truncate: bool = False) -> list[str]:
     """A field holding one sentence or a list of them, checked against `limits`."""
     sentences = [value] if isinstance(value, str) else value

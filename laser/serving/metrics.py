@@ -14,13 +14,14 @@ class Histogram:
     """Cumulative buckets, a sum and a count, as Prometheus histograms have them."""
 
     bounds: tuple
-    counts: list = field(default_factory=list)
+    counts: list = field(init=False)  # per bound: observations at or below it
     total: float = 0.0
     count: int = 0
 
+    def __post_init__(self):
+        self.counts = [0] * len(self.bounds)
+
     def observe(self, value: float) -> None:
-        if not self.counts:
-            self.counts = [0] * len(self.bounds)
         for position, bound in enumerate(self.bounds):
             if value <= bound:
                 self.counts[position] += 1
@@ -28,10 +29,9 @@ class Histogram:
         self.count += 1
 
     def lines(self, name: str, labels: str = "") -> list[str]:
-        counts = self.counts or [0] * len(self.bounds)
         prefix = f"{labels}," if labels else ""
         rows = [f'{name}_bucket{{{prefix}le="{bound:g}"}} {n}'
-                for bound, n in zip(self.bounds, counts)]
+                for bound, n in zip(self.bounds, self.counts)]
         rows.append(f'{name}_bucket{{{prefix}le="+Inf"}} {self.count}')
         suffix = f"{{{labels}}}" if labels else ""
         return rows + [f"{name}_sum{suffix} {self.total:g}", f"{name}_count{suffix} {self.count}"]
