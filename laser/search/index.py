@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically, takes_sidecar
+from ..io.stderr import stderr_redirected
 from ..models.spaces import Origin, check_same_space
 from ..progress import progress_bar
 from .vectors import Neighbours, Vectors
@@ -150,15 +151,11 @@ def _without_clustering_warnings() -> Iterator[None]:
     """FAISS's k-means prints `WARNING clustering ...` lines from C++ straight to file descriptor
     2 (one per PQ sub-quantizer, per OPQ iteration): while training, stderr goes to a temp file,
     and whatever else was printed there is passed on afterwards."""
-    sys.stderr.flush()
-    saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
         try:
-            yield
+            with stderr_redirected(captured):
+                yield
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
             captured.seek(0)
             others = [line for line in captured.read().decode("utf-8", "replace").splitlines(True)
                       if not line.startswith("WARNING clustering")]

@@ -6,13 +6,12 @@ stops anyone: fastBPE is used when it imports, unless `backend="python"` is aske
 from __future__ import annotations
 
 import os
-import sys
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
 from ..errors import LaserError
+from ..io.stderr import stderr_redirected
 
 END_OF_WORD = "</w>"
 CONTINUATION = "@@"
@@ -116,25 +115,13 @@ class FastBPE:
         read_codes(codes)  # validate here: fastBPE aborts the process on a malformed file
         if vocab:
             read_vocab(vocab)
-        with _silenced_stderr():  # fastBPE reports its loading on the C++ stderr
+        with open(os.devnull, "w") as devnull, stderr_redirected(devnull):
+            # fastBPE reports its loading on the C++ stderr
             self._bpe = fastBPE.fastBPE(str(codes), str(vocab) if vocab else "")
         self.apply_word = lru_cache(maxsize=WORD_CACHE_SIZE)(self._apply_word)
 
     def _apply_word(self, word: str) -> str:
         return self._bpe.apply([word])[0]
-
-
-@contextmanager
-def _silenced_stderr() -> Iterator[None]:
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def fastbpe_available() -> bool:
