@@ -250,8 +250,7 @@ class Classifier:
             raise LaserError(f"{directory / WEIGHTS_FILE}: weights do not match "
                              f"{directory / RECORD_FILE} ({len(record['labels'])} labels, "
                              f"dim {record['dim']})")
-        return cls(network, record["labels"], ModelId.of_record(record),
-                   record)
+        return cls(network, record["labels"], ModelId.of_record(record), record)
 
 
 def read_record(directory: Path) -> dict:

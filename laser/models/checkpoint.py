@@ -68,7 +68,6 @@ STAND_INS: dict[str, Any] = {
 }
 
 
-
 def read_checkpoint(path: str | os.PathLike) -> Any:
     """The unpickled content of a `torch.save` file, tensors as numpy arrays; refuses code,
     unknown classes, bad files."""

@@ -71,7 +71,5 @@ def cache_bilstm(checkpoint: Checkpoint, files: ModelFiles, quantize: Optional[s
     except (OSError, LaserError) as error:
         warnings.warn(f"the {precision(quantize)} ONNX graph cannot be cached ({error}); "
                       "building it for this run only", stacklevel=4)
-        session = OnnxEncoder.load(graph)
-    else:
-        session = OnnxEncoder.load(path)
-    return Network(session, checkpoint.dictionary, BILSTM, generation_of(files, BILSTM))
+    return Network(OnnxEncoder.load(graph), checkpoint.dictionary, BILSTM,
+                   generation_of(files, BILSTM))
