@@ -26,7 +26,8 @@ from .models.preprocessing import Preprocessor, preprocessor_for
 from .models.resolve import official_model_dir, resolve_model
 
 DEFAULT_MAX_TOKENS = 12000
-# auto: ONNX Runtime for a BiLSTM on the CPU, torch for a transformer or on a GPU
+
+
 class TruncationWarning(UserWarning):
     """Sentences longer than max_length subword tokens (BPE or SentencePiece) were cut."""
 
