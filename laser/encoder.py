@@ -6,6 +6,7 @@ by the checkpoint's content (`laser.runtime.network`): a BiLSTM (LASER1, LASER2)
 transformer (LASER3)."""
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import replace
 from typing import Optional, Sequence, Union
@@ -17,9 +18,9 @@ from .optional import require
 from .runtime import RUNTIMES
 from .runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
 from .runtime.onnx_cache import cache_bilstm, cached_bilstm
-from .runtime.onnx_runtime import OnnxEncoder
+from .runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
 from .runtime.quantize import check_quantize, reduced_precision
-from .runtime.sequences import EOS, embed_sequences
+from .runtime.sequences import EOS, BatchRunner, embed_sequences, pad_ids, torch_batch_runner
 from .models.checkpoint import bilstm_checkpoint
 from .models.files import ModelFiles
 from .models.preprocessing import Preprocessor, preprocessor_for
@@ -124,6 +125,31 @@ class Encoder:
             return self.model.embed(sequences, self.max_tokens, self.max_sentences)
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
+
+    @property
+    def parallel_batches(self) -> int:
+        """How many `encode_batch` calls may run at once: one per core in ONNX Runtime, which runs
+        a batch on one thread; one in torch, which spreads a batch over its own threads."""
+        return self.model.workers if isinstance(self.model, OnnxEncoder) else 1
+
+    @property
+    def batch_tokens(self) -> int:
+        """The most padded tokens one batch should hold: max_tokens, at most BATCH_TOKENS in
+        ONNX Runtime (`encode_ids` batches so)."""
+        if isinstance(self.model, OnnxEncoder):
+            return min(self.max_tokens, BATCH_TOKENS)
+        return self.max_tokens
+
+    def encode_batch(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        """Embed id sequences as one padded batch, rows in input order (`encode_ids` chooses the
+        batches itself)."""
+        return self._run_batch(*pad_ids(sequences))
+
+    @functools.cached_property
+    def _run_batch(self) -> BatchRunner:
+        if isinstance(self.model, OnnxEncoder):
+            return self.model
+        return torch_batch_runner(self.model, self.device)
 
     def prepare(self, sentences: Sequence[str], lang: str) -> list[list[int]]:
         """Raw sentences of one language to the id sequences the network reads (the whole

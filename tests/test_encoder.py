@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from laser.models.checkpoint import read_bilstm_checkpoint as load_checkpoint
-from laser.runtime.sequences import length_sorted_batches
+from laser.runtime.sequences import batch_cost, cheapest_batch, length_sorted_batches
 from laser.encoder import Encoder, TruncationWarning
 from laser.errors import LaserError
 from laser.models import registry
@@ -58,6 +58,41 @@ def test_batches_cover_every_sentence_once_longest_first():
         longest = max(lengths[i] for i in batch)
         assert len(batch) == 1 or len(batch) * longest <= 100
     assert [lengths[i] for i in flat] == sorted(lengths, reverse=True)
+
+
+def test_one_batch_gives_the_rows_of_encode_ids(encoder):
+    lines = read_fixture_lines(PARITY / "inputs" / "batching_fr.txt")[:40]
+    sequences = encoder.prepare(lines, "fr")
+    assert np.abs(encoder.encode_batch(sequences) - encoder.encode_ids(sequences)).max() <= 1e-6
+    assert encoder.batch_tokens == 500 and encoder.parallel_batches >= 1
+
+
+@needs_torch
+def test_one_torch_batch_gives_the_rows_of_encode_ids(torch_encoder):
+    sequences = torch_encoder.prepare(["Une phrase.", "Une autre phrase, plus longue."], "fr")
+    one_batch = torch_encoder.encode_batch(sequences)
+    assert np.abs(one_batch - torch_encoder.encode_ids(sequences)).max() <= 1e-6
+    assert torch_encoder.parallel_batches == 1 and torch_encoder.batch_tokens == 12000
+
+
+def test_cheapest_batch_holds_the_sentence_it_must_and_keeps_to_the_budget():
+    waiting = {30: 1, 12: 40, 11: 40, 10: 5, 3: 2}
+    for include in waiting:
+        shortest, longest, count = cheapest_batch(waiting, include, max_tokens=500)
+        assert shortest <= include <= longest
+        assert count <= sum(n for length, n in waiting.items() if shortest <= length <= longest)
+        assert count == 1 or count * longest <= 500
+    assert cheapest_batch(waiting, 12, max_tokens=500, max_sentences=8)[2] == 8
+    assert cheapest_batch({900: 3}, 900, max_tokens=500) == (900, 900, 1)
+
+
+def test_cheapest_batch_prefers_even_lengths_to_padding():
+    # a lone long sentence is embedded alone rather than padding forty short ones to its length
+    assert cheapest_batch({40: 1, 10: 40}, 10, max_tokens=2000) == (10, 10, 40)
+    assert cheapest_batch({40: 1, 10: 40}, 40, max_tokens=2000) == (40, 40, 1)
+    # two sentences one step longer fill their batch with shorter ones rather than run alone
+    assert cheapest_batch({11: 2, 10: 20}, 11, max_tokens=500) == (10, 11, 22)
+    assert (2 * 11 + 20 * 10) / batch_cost(11, 22) > 2 * 11 / batch_cost(11, 2)
 
 
 def test_blank_lines_embed_as_the_end_of_sentence_step(encoder, expected_embeddings):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -52,6 +52,46 @@ def length_sorted_batches(lengths: Sequence[int], max_tokens: int,
             end += 1
         yield order[start:end]
         start = end
+
+
+# What one batch costs, counted in tokens of work (bench/batch_cost.py fits them for the shipped
+# model in ONNX Runtime): every time step costs as much as STEP_COST_ROWS more rows of the batch,
+# and every batch as much as BATCH_COST_TOKENS more tokens.
+STEP_COST_ROWS = 0.8
+BATCH_COST_TOKENS = 9
+# How many of the next longer lengths `cheapest_batch` tries as a batch's longest.
+LONGER_LENGTHS_TRIED = 12
+
+
+def batch_cost(longest: int, sentences: int) -> float:
+    """The work of a batch of `sentences` padded to `longest` tokens, in tokens."""
+    return longest * (sentences + STEP_COST_ROWS) + BATCH_COST_TOKENS
+
+
+def cheapest_batch(waiting: Mapping[int, int], include: int, max_tokens: int,
+                   max_sentences: Optional[int] = None) -> tuple[int, int, int]:
+    """The batch to take from sentences waiting, counted by length, that must hold one of length
+    `include`: (shortest, longest, count) of the lengths-contiguous batch, taken longest first,
+    that embeds the most real tokens per unit of `batch_cost` within the padded budget."""
+    lengths = sorted((length for length, count in waiting.items() if count), reverse=True)
+    longer = [length for length in lengths if length >= include][-LONGER_LENGTHS_TRIED:]
+    best, choice = -1.0, (include, include, 1)
+    for longest in longer:
+        room = max(1, max_tokens // longest)
+        if max_sentences is not None:
+            room = min(room, max_sentences)
+        count = tokens = 0
+        for length in lengths:
+            if length > longest:
+                continue
+            if count == room:
+                break
+            taken = min(waiting[length], room - count)
+            count += taken
+            tokens += taken * length
+            if length <= include and tokens / batch_cost(longest, count) > best:
+                best, choice = tokens / batch_cost(longest, count), (length, longest, count)
+    return choice
 
 
 def pad_ids(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[np.ndarray, np.ndarray]:
@@ -107,13 +147,29 @@ def embed_sequences(model: nn.Module, sequences: Sequence[Sequence[int]], device
                     max_tokens: int, max_sentences: int | None = None) -> np.ndarray:
     """`embed_in_batches` with a torch network on `device`."""
     import torch
+    with torch.inference_mode(), _float32_lstms(torch.device(device)):
+        return embed_in_batches(_torch_batch(model, device), model.output_dim, sequences,
+                                max_tokens, max_sentences)
+
+
+def torch_batch_runner(model: nn.Module, device: torch.device) -> BatchRunner:
+    """A torch network on `device` as a `BatchRunner` that sets up inference for each batch."""
+    import torch
+    run = _torch_batch(model, device)
+
+    def run_batch(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        with torch.inference_mode(), _float32_lstms(torch.device(device)):
+            return run(tokens, lengths)
+    return run_batch
+
+
+def _torch_batch(model: nn.Module, device: torch.device) -> BatchRunner:
+    import torch
 
     def run(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         embeddings = model(torch.from_numpy(tokens).to(device), torch.from_numpy(lengths).to(device))
         return embeddings.float().cpu().numpy()
-
-    with torch.inference_mode(), _float32_lstms(torch.device(device)):
-        return embed_in_batches(run, model.output_dim, sequences, max_tokens, max_sentences)
+    return run
 
 
 @contextmanager

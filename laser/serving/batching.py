@@ -1,18 +1,22 @@
 """Dynamic batching: the sentences of concurrent requests embedded together, off the event loop.
 
 Requests wait in one bounded queue (counted in sentences). A preparing thread turns each
-request's sentences into token ids (the encoder's whole preprocessing); the encoding thread,
-the only one that runs networks, gathers every prepared request waiting for the same model, up to
-the model's token budget, and embeds them in one `Encoder.encode_ids` call: the length-sorted
-batches under `max_tokens` that `laser embed` uses. Rows go back to each request in order.
-Nothing waits for more requests to arrive: a request alone is embedded at once, and requests that
-arrive while the encoder is busy are gathered for its next call.
+request's sentences into token ids (the encoder's whole preprocessing) and puts them among the
+sentences waiting for that encoder, by length. Encoding threads, one per core, each take one
+batch at a time: the oldest sentence waiting and those next to it in length that make the
+cheapest batch per token (`laser.runtime.sequences.cheapest_batch`: padding, steps and the batch
+itself priced as the runtime spends them), under the token budget of the encoder's batches. A
+request is answered as soon as its last sentence is embedded. Nothing waits for a batch to fill:
+a sentence alone is embedded at once, and the sentences that arrive while every thread is busy
+are there to choose from when one is free.
 """
 from __future__ import annotations
 
+import itertools
 import queue
 import sys
 import threading
+from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
@@ -20,6 +24,8 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from ..pipeline import GIL_SWITCH_SECONDS
+from ..runtime.onnx_runtime import requested_threads, usable_cores
+from ..runtime.sequences import cheapest_batch
 from .metrics import Metrics
 
 if TYPE_CHECKING:
@@ -50,42 +56,89 @@ class Job:
     sentences: list[str]
     lang: str
     result: Future = field(default_factory=Future)
-    ids: Optional[list[list[int]]] = None
+    ids: list[list[int]] = field(default_factory=list)
+    rows: Optional[np.ndarray] = None
+    left: int = 0  # sentences not yet embedded
 
     @property
     def tokens(self) -> int:
-        return sum(len(sequence) for sequence in self.ids or ())
+        return sum(len(sequence) for sequence in self.ids)
 
 
-_STOP = None  # put on a queue: the thread reading it ends
+# One sentence waiting: (arrival number, its job, its row in the job)
+Waiting = tuple[int, Job, int]
+
+
+class Backlog:
+    """The sentences waiting for one encoder, by length, oldest first within a length."""
+
+    def __init__(self, encoder: Encoder):
+        self.encoder = encoder
+        self.by_length: dict[int, deque[Waiting]] = {}
+        self.count = 0
+        self.running = 0  # its batches being encoded
+
+    def add(self, arrival: int, job: Job, row: int) -> None:
+        self.by_length.setdefault(len(job.ids[row]), deque()).append((arrival, job, row))
+        self.count += 1
+
+    @property
+    def ready(self) -> bool:
+        return self.count > 0 and self.running < self.encoder.parallel_batches
+
+    def oldest(self) -> int:
+        return min(waiting[0][0] for waiting in self.by_length.values() if waiting)
+
+    def take_batch(self) -> list[Waiting]:
+        """The oldest sentence and those `cheapest_batch` puts with it, longest first."""
+        first = min((waiting[0][0], length) for length, waiting in self.by_length.items()
+                    if waiting)[1]
+        counts = {length: len(waiting) for length, waiting in self.by_length.items()}
+        shortest, longest, count = cheapest_batch(counts, first, self.encoder.batch_tokens,
+                                                  self.encoder.max_sentences)
+        batch: list[Waiting] = []
+        for length in sorted(counts, reverse=True):
+            if shortest <= length <= longest:
+                waiting = self.by_length[length]
+                while waiting and len(batch) < count:
+                    batch.append(waiting.popleft())
+        self.count -= len(batch)
+        return batch
+
+
+_STOP = None  # put on the incoming queue: the preparing thread ends, then the encoding threads
 
 
 class Batcher:
-    """The bounded queue and the two threads behind it (see the module docstring)."""
+    """The bounded queue and the threads behind it (see the module docstring)."""
 
-    def __init__(self, max_queued: int, metrics: Metrics):
+    def __init__(self, max_queued: int, metrics: Metrics, threads: Optional[int] = None):
         self.max_queued = max_queued
         self.metrics = metrics
         self._queued = 0  # sentences accepted and not yet answered
         self._lock = threading.Lock()
         self._closed = False
         self._incoming: queue.Queue = queue.Queue()
-        self._prepared: queue.Queue = queue.Queue()
+        self._backlog_changed = threading.Condition()  # guards the backlogs and the jobs' rows
+        self._backlogs: dict[int, Backlog] = {}
+        self._arrivals = itertools.count()
+        self._prepared_all = False
         self._threads = [threading.Thread(target=self._prepare_loop, name="laser-prepare",
-                                          daemon=True),
-                         threading.Thread(target=self._encode_loop, name="laser-encode",
                                           daemon=True)]
+        self._threads += [threading.Thread(target=self._encode_loop, name=f"laser-encode-{i}",
+                                           daemon=True)
+                          for i in range(threads or requested_threads() or usable_cores())]
         self._switch_interval = sys.getswitchinterval()
 
     def start(self) -> None:
         # short GIL turns, as `laser embed` takes them: the event loop, the preparing thread and
-        # the encoder each get the GIL back within half a millisecond
+        # the encoders each get the GIL back within half a millisecond
         sys.setswitchinterval(GIL_SWITCH_SECONDS)
         for thread in self._threads:
             thread.start()
 
     def close(self) -> None:
-        """Finish the requests already queued, then stop both threads."""
+        """Finish the requests already queued, then stop the threads."""
         with self._lock:
             self._closed = True
         self._incoming.put(_STOP)
@@ -120,54 +173,66 @@ class Batcher:
             except Exception as error:  # LaserError: a 422; anything else: a 500
                 job.result.set_exception(error)
                 continue
-            self._prepared.put(job)
-        self._prepared.put(_STOP)
+            self._queue_for_encoding(job)
+        with self._backlog_changed:
+            self._prepared_all = True
+            self._backlog_changed.notify_all()
+
+    def _queue_for_encoding(self, job: Job) -> None:
+        job.rows = np.empty((len(job.ids), job.encoder.dim), dtype=np.float32)
+        job.left = len(job.ids)
+        if not job.ids:
+            job.result.set_result(Embedded(job.rows, 0))
+            return
+        with self._backlog_changed:
+            backlog = self._backlogs.get(id(job.encoder))
+            if backlog is None:
+                backlog = self._backlogs[id(job.encoder)] = Backlog(job.encoder)
+            for row in range(len(job.ids)):
+                backlog.add(next(self._arrivals), job, row)
+            self._backlog_changed.notify_all()
 
     def _encode_loop(self) -> None:
-        stopping = False
-        while not stopping:
-            first = self._prepared.get()
-            if first is _STOP:
-                return
-            jobs, stopping = self._gather(first)
-            for group in _by_encoder(jobs):
-                self._encode(group)
-
-    def _gather(self, first: Job) -> tuple[list[Job], bool]:
-        """`first` and the prepared jobs behind it, up to the token budget of its encoder."""
-        jobs, tokens = [first], first.tokens
-        budget = first.encoder.max_tokens
-        while tokens < budget:
+        while (taken := self._next_batch()) is not None:
+            backlog, batch = taken
             try:
-                job = self._prepared.get_nowait()
-            except queue.Empty:
-                break
-            if job is _STOP:
-                return jobs, True
-            jobs.append(job)
-            tokens += job.tokens
-        return jobs, False
+                rows = backlog.encoder.encode_batch([job.ids[row] for _, job, row in batch])
+            except Exception as error:
+                rows = None
+                for _, job, _ in batch:
+                    if not job.result.done():
+                        job.result.set_exception(error)
+            self._hand_back(backlog, batch, rows)
 
-    def _encode(self, jobs: list[Job]) -> None:
-        """One `encode_ids` call over the jobs of one encoder; each job gets its rows."""
-        sequences = [sequence for job in jobs for sequence in job.ids]
-        try:
-            rows = jobs[0].encoder.encode_ids(sequences)
-        except Exception as error:
-            for job in jobs:
-                job.result.set_exception(error)
-            return
-        self.metrics.batch(len(jobs), len(sequences))
-        start = 0
-        for job in jobs:
-            end = start + len(job.ids)
-            job.result.set_result(Embedded(rows[start:end], job.tokens))
-            start = end
+    def _next_batch(self) -> Optional[tuple[Backlog, list[Waiting]]]:
+        """The next batch, from the backlog whose oldest sentence waited longest among those
+        with a free place; None once everything is prepared and embedded."""
+        with self._backlog_changed:
+            while True:
+                ready = [backlog for backlog in self._backlogs.values() if backlog.ready]
+                if ready:
+                    break
+                if self._prepared_all and not any(b.count for b in self._backlogs.values()):
+                    return None
+                self._backlog_changed.wait()
+            backlog = min(ready, key=Backlog.oldest)
+            backlog.running += 1
+            return backlog, backlog.take_batch()
 
-
-def _by_encoder(jobs: list[Job]) -> list[list[Job]]:
-    """Jobs grouped by the encoder that embeds them, in order of first appearance."""
-    groups: dict[int, list[Job]] = {}
-    for job in jobs:
-        groups.setdefault(id(job.encoder), []).append(job)
-    return list(groups.values())
+    def _hand_back(self, backlog: Backlog, batch: list[Waiting],
+                   rows: Optional[np.ndarray]) -> None:
+        """Rows to their jobs; a job whose last row this is is answered."""
+        finished = []
+        with self._backlog_changed:
+            backlog.running -= 1
+            self._backlog_changed.notify_all()
+            for index, (_, job, row) in enumerate(batch):
+                if rows is not None:
+                    job.rows[row] = rows[index]
+                job.left -= 1
+                if job.left == 0 and not job.result.done():
+                    finished.append(job)
+        if rows is not None:
+            self.metrics.batch(len({id(job) for _, job, _ in batch}), len(batch))
+        for job in finished:
+            job.result.set_result(Embedded(job.rows, job.tokens))

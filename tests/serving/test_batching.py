@@ -1,0 +1,58 @@
+"""The batcher on its own, with a real encoder: rows, failures and shutdown, whatever the mix."""
+import random
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from laser.errors import LaserError
+from laser.serving.batching import Batcher, ShuttingDown
+from laser.serving.metrics import Metrics
+
+from conftest import PARITY, read_fixture_lines
+
+
+@pytest.fixture
+def batcher():
+    running = Batcher(max_queued=10_000, metrics=Metrics(), threads=2)
+    running.start()
+    yield running
+    running.close()
+
+
+def requests_of_mixed_lengths(count: int) -> list[list[str]]:
+    lines = read_fixture_lines(PARITY / "inputs" / "batching_fr.txt")
+    rng = random.Random(3)
+    return [rng.sample(lines, rng.randint(1, 8)) for _ in range(count)]
+
+
+def test_concurrent_requests_get_their_own_rows_in_order(encoder, batcher):
+    requests = requests_of_mixed_lengths(120)
+    with ThreadPoolExecutor(16) as clients:
+        futures = list(clients.map(lambda sentences: batcher.submit(encoder, sentences, "fr"),
+                                   requests))
+    for sentences, future in zip(requests, futures):
+        embedded = future.result(timeout=120)
+        assert np.abs(embedded.rows - encoder.encode(sentences, "fr")).max() <= 1e-6
+        assert embedded.tokens == sum(map(len, encoder.prepare(sentences, "fr")))
+    sentences = batcher.metrics.batch_sentences
+    assert sentences.total == sum(map(len, requests)) and sentences.count < sentences.total
+
+
+def test_a_request_that_cannot_be_prepared_fails_alone(encoder, batcher):
+    good = batcher.submit(encoder, ["Une phrase.", "Et une autre."], "fr")
+    bad = batcher.submit(encoder, ["Une phrase."], " ")
+    with pytest.raises(LaserError, match="lang must be"):
+        bad.result(timeout=60)
+    assert good.result(timeout=60).rows.shape == (2, encoder.dim)
+
+
+def test_close_finishes_what_is_queued_then_refuses(encoder):
+    batcher = Batcher(max_queued=10_000, metrics=Metrics(), threads=2)
+    batcher.start()
+    futures = [batcher.submit(encoder, sentences, "fr")
+               for sentences in requests_of_mixed_lengths(30)]
+    batcher.close()
+    assert all(future.result(timeout=0).rows.shape[1] == encoder.dim for future in futures)
+    with pytest.raises(ShuttingDown):
+        batcher.submit(encoder, ["Trop tard."], "fr")
