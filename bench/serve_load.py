@@ -23,7 +23,8 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
 
 Reports requests/s, sentences/s, p50/p95/p99 latency of a client request, the CPU time the server
 process spent per 1,000 sentences (all its threads; for `laser embed`, the bench process's) and
-the server's peak RSS (VmHWM). The clients share the CPU with the server: on a small machine they
+the server's peak RSS (VmHWM); then, for `/v1/embeddings`, the CPU time of laser serve's event
+loop and the sentences its batches held on average (its /metrics). The clients share the CPU with the server: on a small machine they
 cost it some. Sentences per CPU second compare the servers even on a machine shared with other
 work, where sentences/s depend on what else runs.
 
@@ -48,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 from urllib.parse import quote
+from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120  # seconds a row may run past its time before the run fails
@@ -68,6 +70,8 @@ class Result:
     latencies: list
     peak_rss_mib: float | None = None
     cpu_seconds: float = 0.0  # CPU time the server (or `laser embed`) spent on the row
+    event_loop_seconds: float = 0.0  # of which laser serve's main thread (the event loop)
+    batch_sentences: float = 0.0  # laser serve's batches in the row: sentences per batch
 
     def row(self) -> str:
         def percentile(q: float) -> str:
@@ -198,10 +202,19 @@ def start(command: list[str], port_file: Path, log: Path,
     raise RuntimeError(f"server did not start: {log.read_text()}")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system time of a process, all its threads (ended ones too)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: Optional[int] = None) -> float:
+    """User and system time of a process, all its threads (ended ones too), or of one thread."""
+    stat = Path(f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def batch_totals(port: int) -> tuple[float, float]:
+    """laser serve's batches so far, from /metrics: (sentences, batches)."""
+    with urlopen(f"http://127.0.0.1:{port}/metrics", timeout=TIMEOUT) as answer:
+        text = answer.read().decode()
+    found = dict(re.findall(r"^laser_batch_sentences_(sum|count) (\S+)$", text, re.M))
+    return float(found.get("sum", 0)), float(found.get("count", 0))
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -219,20 +232,29 @@ def run(coroutine):
 
 
 def measure_server(name: str, command: list[str], port_file: Path, log: Path,
-                   rows: list[tuple[str, int]], batches, seconds: float) -> Iterator[Result]:
+                   rows: list[tuple[str, int]], batches, seconds: float,
+                   metrics: bool = False) -> Iterator[Result]:
     """One server, started once, measured for each (endpoint, clients) row in turn: each row's
-    result as it is measured (the server idles while the caller handles it)."""
+    result as it is measured (the server idles while the caller handles it); with `metrics`,
+    the sentences per batch that its /metrics counted."""
     process, port = start(command, port_file, log)
     try:
         kind, clients = rows[0]
         run(load(port, kind, batches[:clients], clients, 30))  # warm up
         for kind, clients in rows:
-            cpu = cpu_seconds(process.pid)
+            cpu, loop = cpu_seconds(process.pid), cpu_seconds(process.pid, process.pid)
+            batched = batch_totals(port) if metrics else (0.0, 0.0)
             requests, sentences, elapsed, latencies = run(
                 load(port, kind, batches, clients, seconds))
             label = f"{name} {kind}" + (" (1 client)" if clients == 1 else "")
-            yield Result(label, requests, sentences, elapsed, latencies,
-                         peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu)
+            result = Result(label, requests, sentences, elapsed, latencies,
+                            peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu,
+                            cpu_seconds(process.pid, process.pid) - loop)
+            if metrics:
+                total, count = (after - before for after, before in
+                                zip(batch_totals(port), batched))
+                result.batch_sentences = total / max(count, 1)
+            yield result
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -289,7 +311,7 @@ def main() -> None:
         with closing(measure_server("laser serve", serve, tmp / "none", tmp / "serve.log",
                                     [("/v1/embeddings", many), ("/embed", many),
                                      ("/vectorize", many), ("/v1/embeddings", 1)],
-                                    batches, args.seconds)) as rows:
+                                    batches, args.seconds, metrics=True)) as rows:
             results = [next(rows)]
             # `laser embed` right after the row it is compared with, on the sentences that row
             # sent, while the server idles: on a shared machine, both meet the same other load
@@ -318,6 +340,10 @@ def main() -> None:
           f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[5]):.0f}% of "
           f"laser embed's; {100 * serve_rate / rate(results[6]):.0f}% of the laser embed "
           "command's sentences/s with its start-up")
+    serve = results[0]
+    print(f"/v1/embeddings: laser serve's event loop (its main thread) spent "
+          f"{1000 * serve.event_loop_seconds / serve.sentences:.2f} CPU s per 1,000 sentences; "
+          f"its batches held {serve.batch_sentences:.1f} sentences on average")
 
 
 def rate(result: Result) -> float:
