@@ -164,6 +164,7 @@ def torch_batch_runner(model: nn.Module, device: torch.device) -> BatchRunner:
 
 
 def _torch_batch(model: nn.Module, device: torch.device) -> BatchRunner:
+    """A torch network on `device` as a `BatchRunner`, in the inference mode its caller sets."""
     import torch
 
     def run(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
