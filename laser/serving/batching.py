@@ -167,16 +167,26 @@ class Batcher:
             self.metrics.queue_depth(self._queued)
 
     def _prepare_loop(self) -> None:
-        while (job := self._incoming.get()) is not _STOP:
-            try:
-                job.ids = job.encoder.prepare(job.sentences, job.lang)
-            except Exception as error:  # LaserError: a 422; anything else: a 500
-                job.result.set_exception(error)
-                continue
-            self._queue_for_encoding(job)
+        # one request a call, so that no finished request (and its model) stays referenced
+        # while the thread waits for the next
+        while self._prepare_next():
+            pass
         with self._backlog_changed:
             self._prepared_all = True
             self._backlog_changed.notify_all()
+
+    def _prepare_next(self) -> bool:
+        """Prepare the next request and queue its sentences; False at the end."""
+        job = self._incoming.get()
+        if job is _STOP:
+            return False
+        try:
+            job.ids = job.encoder.prepare(job.sentences, job.lang)
+        except Exception as error:  # LaserError: a 422; anything else: a 500
+            job.result.set_exception(error)
+            return True
+        self._queue_for_encoding(job)
+        return True
 
     def _queue_for_encoding(self, job: Job) -> None:
         job.rows = np.empty((len(job.ids), job.encoder.dim), dtype=np.float32)
@@ -193,16 +203,24 @@ class Batcher:
             self._backlog_changed.notify_all()
 
     def _encode_loop(self) -> None:
-        while (taken := self._next_batch()) is not None:
-            backlog, batch = taken
-            try:
-                rows = backlog.encoder.encode_batch([job.ids[row] for _, job, row in batch])
-            except Exception as error:
-                rows = None
-                for _, job, _ in batch:
-                    if not job.result.done():
-                        job.result.set_exception(error)
-            self._hand_back(backlog, batch, rows)
+        while self._embed_next():  # as in _prepare_loop, nothing is held between batches
+            pass
+
+    def _embed_next(self) -> bool:
+        """Embed the next batch and hand its rows back; False at the end."""
+        taken = self._next_batch()
+        if taken is None:
+            return False
+        backlog, batch = taken
+        try:
+            rows = backlog.encoder.encode_batch([job.ids[row] for _, job, row in batch])
+        except Exception as error:
+            rows = None
+            for _, job, _ in batch:
+                if not job.result.done():
+                    job.result.set_exception(error)
+        self._hand_back(backlog, batch, rows)
+        return True
 
     def _next_batch(self) -> Optional[tuple[Backlog, list[Waiting]]]:
         """The next batch, from the backlog whose oldest sentence waited longest among those
@@ -225,6 +243,8 @@ class Batcher:
         finished = []
         with self._backlog_changed:
             backlog.running -= 1
+            if not backlog.count and not backlog.running:  # nothing keeps its model loaded
+                del self._backlogs[id(backlog.encoder)]
             self._backlog_changed.notify_all()
             for index, (_, job, row) in enumerate(batch):
                 if rows is not None:

@@ -68,7 +68,7 @@ class Metrics:
             self.peak_queued = max(self.peak_queued, sentences)
 
     def batch(self, requests: int, sentences: int) -> None:
-        """One call of the encoder: how many requests it gathered, how many sentences."""
+        """One batch of the encoder: how many requests its sentences came from, how many sentences."""
         with self._lock:
             self.batch_requests.observe(requests)
             self.batch_sentences.observe(sentences)
@@ -90,10 +90,10 @@ class Metrics:
                      "The most sentences ever queued at once.")):
                 lines += _family(name, "gauge", text) + [f"{name} {value}"]
             lines += _family("laser_batch_requests", "histogram",
-                             "Requests gathered into one call of the encoder.")
+                             "Requests whose sentences one batch of the encoder held.")
             lines += self.batch_requests.lines("laser_batch_requests")
             lines += _family("laser_batch_sentences", "histogram",
-                             "Sentences embedded in one call of the encoder.")
+                             "Sentences embedded in one batch of the encoder.")
             lines += self.batch_sentences.lines("laser_batch_sentences")
             lines += _family("laser_request_seconds", "histogram",
                              "Time to answer a request, by endpoint.")

@@ -1,15 +1,18 @@
 """The batcher on its own, with a real encoder: rows, failures and shutdown, whatever the mix."""
+import gc
 import random
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
+from laser import Encoder
 from laser.errors import LaserError
 from laser.serving.batching import Batcher, ShuttingDown
 from laser.serving.metrics import Metrics
 
-from conftest import PARITY, read_fixture_lines
+from conftest import PARITY, PARITY_MODEL, read_fixture_lines
 
 
 @pytest.fixture
@@ -56,3 +59,13 @@ def test_close_finishes_what_is_queued_then_refuses(encoder):
     assert all(future.result(timeout=0).rows.shape[1] == encoder.dim for future in futures)
     with pytest.raises(ShuttingDown):
         batcher.submit(encoder, ["Trop tard."], "fr")
+
+
+def test_a_model_no_longer_used_is_not_kept(batcher):
+    # the server drops models from its cache; the batcher must not keep them loaded
+    encoder = Encoder.load(str(PARITY_MODEL))
+    assert batcher.submit(encoder, ["Une phrase."], "fr").result(timeout=60).rows.shape[0] == 1
+    dropped = weakref.ref(encoder)
+    del encoder
+    gc.collect()
+    assert dropped() is None
