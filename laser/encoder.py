@@ -18,7 +18,7 @@ from .optional import require
 from .runtime import RUNTIMES
 from .runtime.network import BILSTM, Network, read_network_checkpoint, torch_network
 from .runtime.onnx_cache import cache_bilstm, cached_bilstm
-from .runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
+from .runtime.onnx_runtime import OnnxEncoder
 from .runtime.quantize import check_quantize, reduced_precision
 from .runtime.sequences import EOS, BatchRunner, embed_sequences, pad_ids, torch_batch_runner
 from .models.checkpoint import bilstm_checkpoint
@@ -134,10 +134,10 @@ class Encoder:
 
     @property
     def batch_tokens(self) -> int:
-        """The most padded tokens one batch should hold: max_tokens, at most BATCH_TOKENS in
-        ONNX Runtime (`encode_ids` batches so)."""
+        """The most padded tokens one batch should hold, as `encode_ids` batches: max_tokens, or
+        in ONNX Runtime its share among the batches run at once, at most BATCH_TOKENS."""
         if isinstance(self.model, OnnxEncoder):
-            return min(self.max_tokens, BATCH_TOKENS)
+            return self.model.batch_tokens(self.max_tokens)
         return self.max_tokens
 
     def encode_batch(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:

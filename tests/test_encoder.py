@@ -65,6 +65,9 @@ def test_one_batch_gives_the_rows_of_encode_ids(encoder):
     sequences = encoder.prepare(lines, "fr")
     assert np.abs(encoder.encode_batch(sequences) - encoder.encode_ids(sequences)).max() <= 1e-6
     assert encoder.batch_tokens == 500 and encoder.parallel_batches >= 1
+    # batches run at once share max_tokens, as in encode_ids
+    small = Encoder(ModelFiles.from_dir(PARITY_MODEL), max_tokens=64)
+    assert small.batch_tokens * small.parallel_batches <= 64
 
 
 @needs_torch

@@ -90,10 +90,15 @@ class OnnxEncoder:
         import onnxruntime
         return f"onnxruntime {onnxruntime.__version__}"
 
+    def batch_tokens(self, max_tokens: int) -> int:
+        """The padded tokens one batch may hold: its share of max_tokens among the batches run
+        at once, at most BATCH_TOKENS."""
+        return max(1, min(max_tokens, self.workers * BATCH_TOKENS) // self.workers)
+
     def embed(self, sequences: Sequence[Sequence[int]], max_tokens: int,
               max_sentences: Optional[int] = None) -> np.ndarray:
         """Id sequences embedded in length-sorted batches as `embed_sequences` makes them, of at
-        most BATCH_TOKENS each, rows in input order."""
-        budget = min(max_tokens, self.workers * BATCH_TOKENS)
+        most `batch_tokens(max_tokens)` each, rows in input order."""
+        budget = self.workers * self.batch_tokens(max_tokens)  # shared by the batches in flight
         return embed_in_batches(self, self.output_dim, sequences, budget, max_sentences,
                                 workers=self.workers)
