@@ -4,8 +4,8 @@
 
 Times `Encoder.encode_batch` (one batch, one thread) on batches of B sentences of T tokens for the
 shipped default model, best of --repeats, and fits seconds = c * T * (B + STEP) + c * BATCH by
-least squares on relative error: STEP is what each time step costs beyond its rows, in rows, and BATCH what each
-batch costs beyond its steps, in tokens.
+least squares on relative error: STEP is what each time step costs beyond its rows, in rows,
+and BATCH what each batch costs beyond its steps, in tokens.
 
     python bench/batch_cost.py [--repeats 15]
 """

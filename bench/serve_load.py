@@ -24,9 +24,9 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
 Reports requests/s, sentences/s, p50/p95/p99 latency of a client request, the CPU time the server
 process spent per 1,000 sentences (all its threads; for `laser embed`, the bench process's) and
 the server's peak RSS (VmHWM); then, for `/v1/embeddings`, the CPU time of laser serve's event
-loop and the sentences its batches held on average (its /metrics). The clients share the CPU with the server: on a small machine they
-cost it some. Sentences per CPU second compare the servers even on a machine shared with other
-work, where sentences/s depend on what else runs.
+loop and the sentences its batches held on average (its /metrics). The clients share the CPU
+with the server: on a small machine they cost it some. Sentences per CPU second compare the
+servers even on a machine shared with other work, where sentences/s depend on what else runs.
 
     python bench/serve_load.py [--clients 64] [--seconds 12] [--max-requests 20000]
 """

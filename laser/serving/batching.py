@@ -86,13 +86,14 @@ class Backlog:
     def ready(self) -> bool:
         return self.count > 0 and self.running < self.encoder.parallel_batches
 
-    def oldest(self) -> int:
-        return min(waiting[0][0] for waiting in self.by_length.values() if waiting)
+    def oldest(self) -> tuple[int, int]:
+        """The arrival number and length of the sentence that has waited longest."""
+        return min((waiting[0][0], length) for length, waiting in self.by_length.items()
+                   if waiting)
 
     def take_batch(self) -> list[Waiting]:
         """The oldest sentence and those `cheapest_batch` puts with it, longest first."""
-        first = min((waiting[0][0], length) for length, waiting in self.by_length.items()
-                    if waiting)[1]
+        first = self.oldest()[1]
         counts = {length: len(waiting) for length, waiting in self.by_length.items()}
         shortest, longest, count = cheapest_batch(counts, first, self.encoder.batch_tokens,
                                                   self.encoder.max_sentences)

@@ -68,7 +68,8 @@ class Metrics:
             self.peak_queued = max(self.peak_queued, sentences)
 
     def batch(self, requests: int, sentences: int) -> None:
-        """One batch of the encoder: how many requests its sentences came from, how many sentences."""
+        """One batch of the encoder: how many requests its sentences came from, and how many
+        sentences it held."""
         with self._lock:
             self.batch_requests.observe(requests)
             self.batch_sentences.observe(sentences)
