@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import onnxruntime
 
 from ..errors import LaserError
-from .sequences import embed_in_batches
+from .sequences import BatchPool, embed_in_batches
 
 # The most padded tokens one batch holds, whatever max_tokens allows: small batches ran 1-49%
 # faster than 6,000 tokens, and 500 was within 5% of the best size for every model and precision
@@ -54,6 +54,10 @@ class OnnxEncoder:
     session: onnxruntime.InferenceSession
     output_dim: int
     workers: int = 1
+    pool: BatchPool = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.pool = BatchPool(self.workers)
 
     @classmethod
     def load(cls, model: Union[bytes, str, os.PathLike],
@@ -101,4 +105,4 @@ class OnnxEncoder:
         most `batch_tokens(max_tokens)` each, rows in input order."""
         budget = self.workers * self.batch_tokens(max_tokens)  # shared by the batches in flight
         return embed_in_batches(self, self.output_dim, sequences, budget, max_sentences,
-                                workers=self.workers)
+                                self.pool)

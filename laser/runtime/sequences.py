@@ -7,7 +7,9 @@ the same way on numpy arrays: `laser.runtime.onnx_runtime`).
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
 
@@ -114,32 +116,61 @@ def pad_batch(sequences: Sequence[Sequence[int]], pad: int = PAD) -> tuple[torch
 BatchRunner = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+class BatchPool:
+    """Threads that embed batches side by side for one network, started on the first call with
+    more than one batch and kept for the next (a forked process starts its own)."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._executor: Optional[ThreadPoolExecutor] = None
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def run_all(self, embed_batch: Callable[[np.ndarray], None],
+                batches: Sequence[np.ndarray]) -> None:
+        """`embed_batch` on every batch, a lone batch in the calling thread; the first error is
+        raised once the batches running end, and batches not yet started are dropped."""
+        if len(batches) == 1:
+            embed_batch(batches[0])
+            return
+        futures = [self._started().submit(embed_batch, batch) for batch in batches]
+        try:
+            for future in futures:
+                future.result()
+        finally:  # on an error or an interrupt
+            for future in futures:
+                future.cancel()
+            wait(futures)
+
+    def _started(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None or self._pid != os.getpid():
+                self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="laser-batch")
+                self._pid = os.getpid()
+            return self._executor
+
+
 def embed_in_batches(run: BatchRunner, dim: int, sequences: Sequence[Sequence[int]],
                      max_tokens: int, max_sentences: int | None = None,
-                     workers: int = 1) -> np.ndarray:
+                     pool: Optional[BatchPool] = None) -> np.ndarray:
     """The one batched inference loop: id sequences embedded by `run` in length-sorted batches,
-    `workers` batches at a time (`run` must then release the GIL; each batch then holds at most
-    its share of max_tokens and of the sentences), rows returned as float32 in input order."""
+    in the calling thread or `pool.workers` batches at a time (`run` must then release the GIL;
+    each batch then holds at most its share of max_tokens and of the sentences), rows returned
+    as float32 in input order."""
     output = np.empty((len(sequences), dim), dtype=np.float32)
     lengths = [len(sequence) for sequence in sequences]
 
     def embed_batch(batch: np.ndarray) -> None:
         output[batch] = run(*pad_ids([sequences[i] for i in batch]))
 
-    if workers == 1:
+    if pool is None or pool.workers == 1:
         for batch in length_sorted_batches(lengths, max_tokens, max_sentences):
             embed_batch(batch)
         return output
     # the budget is shared by the batches in flight, and every worker gets a batch
-    share = -(-len(sequences) // workers)
-    batches = length_sorted_batches(lengths, max(1, max_tokens // workers),
-                                    min(max_sentences or share, share))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laser-batch")
-    try:
-        for _ in pool.map(embed_batch, batches):  # re-raises a batch's error here
-            pass
-    finally:  # on an error or an interrupt, batches not yet started are dropped
-        pool.shutdown(cancel_futures=True)
+    share = -(-len(sequences) // pool.workers)
+    pool.run_all(embed_batch, list(length_sorted_batches(
+        lengths, max(1, max_tokens // pool.workers), min(max_sentences or share, share))))
     return output
 
 

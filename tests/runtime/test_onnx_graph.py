@@ -4,6 +4,10 @@ written without the onnx package are those of onnx.helper's graph, and the int8 
 quantize_dynamic's vectors."""
 import gzip
 import itertools
+import os
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +20,7 @@ from laser.runtime.bilstm import BiLSTMEncoder, Checkpoint
 from laser.encoder import Encoder
 from laser.runtime.onnx_graph import bilstm_graph
 from laser.runtime.onnx_runtime import BATCH_TOKENS, OnnxEncoder
-from laser.runtime.sequences import embed_in_batches, pad_ids
+from laser.runtime.sequences import BatchPool, embed_in_batches, pad_ids
 
 from conftest import CORPUS_SAMPLE
 from onnx_reference import reference_graph, reference_int8
@@ -183,11 +187,61 @@ def test_a_small_input_is_split_so_that_every_worker_gets_a_batch():
         seen.append(len(lengths))
         return np.zeros((len(lengths), 2), dtype=np.float32)
 
-    rows = embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS, workers=3)
+    rows = embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS, pool=BatchPool(3))
     assert rows.shape == (10, 2) and sorted(seen) == [2, 4, 4]
     seen.clear()
     embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS)
     assert seen == [10]
+
+
+def test_a_pool_keeps_its_threads_and_runs_a_lone_batch_in_the_calling_thread():
+    threads = []
+
+    def run(tokens, lengths):
+        threads.append(threading.current_thread())
+        return np.zeros((len(lengths), 2), dtype=np.float32)
+
+    pool = BatchPool(2)
+    embed_in_batches(run, 2, [[5, 2]], MAX_TOKENS, pool=pool)
+    assert threads == [threading.current_thread()]  # one sentence: no thread is started for it
+    threads.clear()
+    for _ in range(3):
+        embed_in_batches(run, 2, [[5, 2]] * 10, MAX_TOKENS, pool=pool)
+    assert len(threads) == 6 and threading.current_thread() not in threads
+    assert len(set(threads)) <= 2  # the same two threads every call
+
+
+def test_a_failed_batch_drops_the_batches_not_started_and_raises():
+    started = []
+
+    def run(tokens, lengths):
+        started.append(len(lengths))
+        time.sleep(0.01)
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        embed_in_batches(run, 2, [[5, 2]] * 200, MAX_TOKENS, max_sentences=2, pool=BatchPool(2))
+    time.sleep(0.05)
+    assert len(started) < 10  # of 100 batches
+
+
+def test_a_forked_process_starts_its_own_pool_threads(default_model, tmp_path):
+    ids, exact, graph, _ = default_model
+    session = OnnxEncoder.load(graph, threads=2)
+    session.embed(ids, MAX_TOKENS)  # the pool's threads start here, and a fork has none of them
+    child = os.fork()
+    if child == 0:
+        try:
+            np.save(tmp_path / "rows.npy", session.embed(ids, MAX_TOKENS))
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 60
+    while os.waitpid(child, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the forked process waited for threads it does not have")
+        time.sleep(0.05)
+    assert np.abs(np.load(tmp_path / "rows.npy") - exact).max() <= 1e-5
 
 
 def test_batches_in_flight_share_the_token_budget():
@@ -198,7 +252,7 @@ def test_batches_in_flight_share_the_token_budget():
         return np.zeros((len(lengths), 2), dtype=np.float32)
 
     sequences = [[5] * 9 + [2]] * 40  # 400 tokens
-    embed_in_batches(run, 2, sequences, 100, workers=2)
+    embed_in_batches(run, 2, sequences, 100, pool=BatchPool(2))
     assert max(padded) <= 50 and sum(padded) == 400
     padded.clear()
     embed_in_batches(run, 2, sequences, 100)
