@@ -7,9 +7,7 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
 
 * `laser embed`        — `laser embed`'s code path (`embed_file`) over the sentences the
                          `/v1/embeddings` row sent, in one file, warmed up (its steady rate, as
-                         the servers are measured warm): the throughput to approach. It runs
-                         right after that row, while the server idles, so that on a shared
-                         machine both meet about the same other load;
+                         the servers are measured warm): the throughput to approach;
 * `laser embed command` — the same file through the `laser embed` command as a user runs it:
                          its wall time includes starting Python and loading the model (shown,
                          not the figure the goal compares with);
@@ -19,7 +17,15 @@ corpus (tests/data/corpus/dev/fra-eng.tsv.gz), drawn with a fixed seed. Rows:
 * `serve /vectorize`   — `laser serve` asked the official app's way: one GET per sentence;
 * `serve /v1/embeddings (1 client)` — a lone client: the latency of a request on an idle server;
 * `baseline /vectorize` — the official app's design (`docker/app.py`: a threaded server, one
-                         `encode` per request of one sentence, here on `http.server`), same model.
+                         `encode` per request of one sentence, here on `http.server`), same model,
+                         same encoder as laser serve's (ONNX Runtime), loaded once;
+* `baseline on torch /vectorize` — the same server running the network in torch, as the official
+                         app does (its other per-request work, loading the model and passing
+                         the text through temporary files, is left out of both).
+
+The rows the goals compare (serve /v1/embeddings, laser embed, baseline) are measured in rounds,
+one right after the other while the other servers idle, so that on a machine shared with other
+work all three meet about the same load; every round is reported, with the medians of its ratios.
 
 Reports requests/s, sentences/s, p50/p95/p99 latency of a client request, the CPU time the server
 process spent per 1,000 sentences (all its threads; for `laser embed`, the bench process's) and
@@ -28,7 +34,8 @@ loop and the sentences its batches held on average (its /metrics). The clients s
 with the server: on a small machine they cost it some. Sentences per CPU second compare the
 servers even on a machine shared with other work, where sentences/s depend on what else runs.
 
-    python bench/serve_load.py [--clients 64] [--seconds 12] [--max-requests 20000]
+    python bench/serve_load.py [--clients 64] [--seconds 12] [--rounds 3]
+                               [--max-requests 20000]
 """
 from __future__ import annotations
 
@@ -40,11 +47,12 @@ import os
 import random
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import closing
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -73,12 +81,15 @@ class Result:
     event_loop_seconds: float = 0.0  # of which laser serve's main thread (the event loop)
     batch_sentences: float = 0.0  # laser serve's batches in the row: sentences per batch
 
+    def latency_ms(self, q: float) -> str:
+        """The q-quantile of the client requests' latency, in ms."""
+        if not self.latencies:
+            return "—"
+        ordered = sorted(self.latencies)
+        return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.0f}"
+
     def row(self) -> str:
-        def percentile(q: float) -> str:
-            if not self.latencies:
-                return "—"
-            ordered = sorted(self.latencies)
-            return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.0f}"
+        percentile = self.latency_ms
         rss = f"{self.peak_rss_mib:.0f}" if self.peak_rss_mib else "—"
         cpu = 1000 * self.cpu_seconds / self.sentences
         rate = self.requests / self.seconds if self.latencies else None
@@ -153,13 +164,13 @@ async def load(port: int, kind: str, batches: list[list[str]], clients: int,
 
 # --- the servers -------------------------------------------------------------------------------
 
-def baseline_server(port_file: str) -> None:
+def baseline_server(port_file: str, runtime: str) -> None:
     """The official app's design on http.server: a thread per request, one encode each."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from urllib.parse import parse_qs, urlparse
 
     from laser import Encoder
-    encoder = Encoder.load("default")
+    encoder = Encoder.load("default", runtime=runtime)
 
     class Vectorize(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -231,47 +242,68 @@ def run(coroutine):
     return uvloop.run(coroutine)
 
 
-def measure_server(name: str, command: list[str], port_file: Path, log: Path,
-                   rows: list[tuple[str, int]], batches, seconds: float,
-                   metrics: bool = False) -> Iterator[Result]:
-    """One server, started once, measured for each (endpoint, clients) row in turn: each row's
-    result as it is measured (the server idles while the caller handles it); with `metrics`,
-    the sentences per batch that its /metrics counted."""
+@dataclass
+class Served:
+    """A server subprocess answering on a port."""
+
+    name: str
+    process: subprocess.Popen
+    port: int
+
+
+@contextmanager
+def running(name: str, command: list[str], port_file: Path, log: Path,
+            batches: list[list[str]], clients: int) -> Iterator[Served]:
+    """A server, started and warmed up with one request per client, until the block ends."""
     process, port = start(command, port_file, log)
     try:
-        kind, clients = rows[0]
-        run(load(port, kind, batches[:clients], clients, 30))  # warm up
-        for kind, clients in rows:
-            cpu, loop = cpu_seconds(process.pid), cpu_seconds(process.pid, process.pid)
-            batched = batch_totals(port) if metrics else (0.0, 0.0)
-            requests, sentences, elapsed, latencies = run(
-                load(port, kind, batches, clients, seconds))
-            label = f"{name} {kind}" + (" (1 client)" if clients == 1 else "")
-            result = Result(label, requests, sentences, elapsed, latencies,
-                            peak_rss_mib(process.pid), cpu_seconds(process.pid) - cpu,
-                            cpu_seconds(process.pid, process.pid) - loop)
-            if metrics:
-                total, count = (after - before for after, before in
-                                zip(batch_totals(port), batched))
-                result.batch_sentences = total / max(count, 1)
-            yield result
+        kind = "/vectorize" if "baseline" in name else "/v1/embeddings"
+        run(load(port, kind, batches[:clients], clients, 30))
+        yield Served(name, process, port)
     finally:
         process.terminate()
         process.wait(timeout=60)
 
 
-def measure_embed(source: Path, tmp: Path) -> Result:
-    """`laser embed`'s code path over the lines of `source`, warmed up: its steady rate, as
-    the servers' rows are measured once they are up and warm."""
-    from laser import Encoder
-    from laser.pipeline import EmbedOptions, embed_file
-    encoder = Encoder.load("default")
-    embed_file(encoder, str(source), str(tmp / "warm.npy"), EmbedOptions("en", provenance=False))
-    cpu = time.process_time()
-    report = embed_file(encoder, str(source), str(tmp / "out.npy"),
-                        EmbedOptions("en", provenance=False))
-    return Result("laser embed (same sentences, one file)", 0, report.rows, report.seconds, [],
-                  cpu_seconds=time.process_time() - cpu)
+def measure(server: Served, kind: str, clients: int, batches: list[list[str]],
+            seconds: float, metrics: bool = False) -> Result:
+    """One row: `clients` clients on one endpoint for `seconds`; with `metrics`, the sentences
+    per batch that laser serve's /metrics counted."""
+    pid = server.process.pid
+    cpu, loop = cpu_seconds(pid), cpu_seconds(pid, pid)
+    batched = batch_totals(server.port) if metrics else (0.0, 0.0)
+    requests, sentences, elapsed, latencies = run(load(server.port, kind, batches, clients,
+                                                       seconds))
+    label = f"{server.name} {kind}" + (" (1 client)" if clients == 1 else "")
+    result = Result(label, requests, sentences, elapsed, latencies, peak_rss_mib(pid),
+                    cpu_seconds(pid) - cpu, cpu_seconds(pid, pid) - loop)
+    if metrics:
+        total, count = (after - before for after, before in zip(batch_totals(server.port),
+                                                                batched))
+        result.batch_sentences = total / max(count, 1)
+    return result
+
+
+class WarmEmbed:
+    """`laser embed`'s code path (`embed_file`) with the model loaded and warmed up once: its
+    steady rate, as the servers are measured once they are up and warm."""
+
+    def __init__(self, sentences: list[str], tmp: Path):
+        from laser import Encoder
+        self.encoder = Encoder.load("default")
+        self.tmp = tmp
+        self.measure(sentences)
+
+    def measure(self, sentences: list[str]) -> Result:
+        """`embed_file` over `sentences`, in one file."""
+        from laser.pipeline import EmbedOptions, embed_file
+        source = self.tmp / "sentences.txt"
+        source.write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
+        cpu = time.process_time()
+        report = embed_file(self.encoder, str(source), str(self.tmp / "out.npy"),
+                            EmbedOptions("en", provenance=False))
+        return Result("laser embed (same sentences, one file)", 0, report.rows, report.seconds,
+                      [], cpu_seconds=time.process_time() - cpu)
 
 
 def measure_embed_command(source: Path, tmp: Path, rows: int) -> Result:
@@ -290,60 +322,110 @@ def measure_embed_command(source: Path, tmp: Path, rows: int) -> Result:
                   cpu_seconds=cpu)
 
 
+@dataclass
+class Round:
+    """The rows the goals compare, measured one right after the other."""
+
+    served: Result  # laser serve /v1/embeddings, many clients
+    embedded: Result  # laser embed on the sentences that row sent
+    baseline: Result  # the baseline /vectorize, many clients
+
+    @property
+    def versus_embed(self) -> float:
+        return rate(self.served) / rate(self.embedded)
+
+    @property
+    def versus_baseline(self) -> float:
+        return rate(self.served) / rate(self.baseline)
+
+
+def measure_rounds(serve: Served, baseline: Served, batches: list[list[str]], clients: int,
+                   seconds: float, rounds: int, tmp: Path) -> list[Round]:
+    """The goals' rows in turn, `rounds` times: laser serve, then `laser embed` on the sentences
+    it sent, then the baseline, each while the others idle, so that on a shared machine all
+    three meet about the same other load."""
+    measured, warm = [], None
+    for _ in range(rounds):
+        served = measure(serve, "/v1/embeddings", clients, batches, seconds, metrics=True)
+        used = [s for batch in batches for s in batch][:max(served.sentences, 1000)]
+        warm = warm or WarmEmbed(used, tmp)
+        embedded = warm.measure(used)
+        measured.append(Round(served, embedded,
+                              measure(baseline, "/vectorize", clients, batches, seconds)))
+    return measured
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=12, help="per measured row")
+    parser.add_argument("--rounds", type=int, default=3, help="of the rows the goals compare")
     parser.add_argument("--max-requests", type=int, default=20000, help="client requests per row")
     parser.add_argument("--baseline-server", metavar="PORT_FILE", help=argparse.SUPPRESS)
+    parser.add_argument("--baseline-runtime", default="auto", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline_server:
-        baseline_server(args.baseline_server)
+        baseline_server(args.baseline_server, args.baseline_runtime)
         return
     pool = corpus_sentences()
     rng = random.Random(1)
     batches = [rng.sample(pool, rng.randint(1, 8)) for _ in range(args.max_requests)]
-    with tempfile.TemporaryDirectory() as tmp:
+    many = args.clients
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as servers:
         tmp = Path(tmp)
-        serve = [sys.executable, "-m", "laser", "serve", "--port", "0", "--model", "default",
-                 "--max-connections", str(4 * args.clients + 16)]
-        many = args.clients
-        with closing(measure_server("laser serve", serve, tmp / "none", tmp / "serve.log",
-                                    [("/v1/embeddings", many), ("/embed", many),
-                                     ("/vectorize", many), ("/v1/embeddings", 1)],
-                                    batches, args.seconds, metrics=True)) as rows:
-            results = [next(rows)]
-            # `laser embed` right after the row it is compared with, on the sentences that row
-            # sent, while the server idles: on a shared machine, both meet the same other load
-            used = [s for batch in batches for s in batch][:max(results[0].sentences, 1000)]
-            source = tmp / "sentences.txt"
-            source.write_text("".join(s + "\n" for s in used), encoding="utf-8")
-            embedded = [measure_embed(source, tmp), measure_embed_command(source, tmp, len(used))]
-            results += list(rows)
-        baseline = [sys.executable, __file__, "--baseline-server", str(tmp / "baseline.port")]
-        with closing(measure_server("baseline", baseline, tmp / "baseline.port",
-                                    tmp / "baseline.log", [("/vectorize", many)], batches,
-                                    args.seconds)) as rows:
-            results += list(rows)
-        results += embedded
+        serve = servers.enter_context(running(
+            "laser serve", [sys.executable, "-m", "laser", "serve", "--port", "0", "--model",
+                            "default", "--max-connections", str(4 * many + 16)],
+            tmp / "none", tmp / "serve.log", batches, many))
+        baseline = servers.enter_context(running(
+            "baseline", [sys.executable, __file__, "--baseline-server", str(tmp / "baseline.port")],
+            tmp / "baseline.port", tmp / "baseline.log", batches, many))
+        rounds = measure_rounds(serve, baseline, batches, many, args.seconds, args.rounds, tmp)
+        others = [measure(serve, kind, clients, batches, args.seconds)
+                  for kind, clients in (("/embed", many), ("/vectorize", many),
+                                        ("/v1/embeddings", 1))]
+        command = measure_embed_command(tmp / "sentences.txt", tmp, rounds[-1].embedded.sentences)
+        servers.close()  # the official app's runtime next, with the machine to itself
+        with running("baseline on torch", [sys.executable, __file__, "--baseline-server",
+                                           str(tmp / "torch.port"), "--baseline-runtime", "torch"],
+                     tmp / "torch.port", tmp / "torch.log", batches, many) as torch_baseline:
+            on_torch = measure(torch_baseline, "/vectorize", many, batches, args.seconds)
+    report(args, rounds, [*others, on_torch], command)
+
+
+def report(args: argparse.Namespace, rounds: list[Round], others: list[Result],
+           command: Result) -> None:
+    """The median round's rows with the others, then every round against the goals."""
+    middle = sorted(rounds, key=lambda r: r.versus_embed)[len(rounds) // 2]
     print(f"{args.clients} clients, 1-8 sentences per client request, {args.seconds:g} s per "
-          f"row, {os.cpu_count()} CPUs")
+          f"row, {os.cpu_count()} CPUs; the round with the median share of laser embed's rate:")
     print("| server, endpoint | requests/s | sentences/s | p50 ms | p95 ms | p99 ms | "
           "CPU s / 1k sentences | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for result in results:
+    for result in [middle.served, *others[:-1], middle.baseline, others[-1], middle.embedded,
+                   command]:
         print(result.row())
-    serve_rate, base, embed = rate(results[0]), rate(results[4]), rate(results[5])
-    print(f"\n/v1/embeddings: {serve_rate / base:.1f}x the baseline's sentences/s, "
-          f"{100 * serve_rate / embed:.0f}% of laser embed's; per CPU second: "
-          f"{efficiency(results[0]) / efficiency(results[4]):.1f}x "
-          f"the baseline's, {100 * efficiency(results[0]) / efficiency(results[5]):.0f}% of "
-          f"laser embed's; {100 * serve_rate / rate(results[6]):.0f}% of the laser embed "
-          "command's sentences/s with its start-up")
-    serve = results[0]
-    print(f"/v1/embeddings: laser serve's event loop (its main thread) spent "
-          f"{1000 * serve.event_loop_seconds / serve.sentences:.2f} CPU s per 1,000 sentences; "
-          f"its batches held {serve.batch_sentences:.1f} sentences on average")
+    print(f"\n/v1/embeddings against the goals, round by round ({args.clients} clients):")
+    print("| round | laser serve sentences/s | p99 ms | laser embed sentences/s | baseline "
+          "sentences/s | vs laser embed | vs baseline | per CPU second vs laser embed |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for number, r in enumerate(rounds, 1):
+        print(f"| {number} | {rate(r.served):,.0f} | {r.served.latency_ms(0.99)} | "
+              f"{rate(r.embedded):,.0f} | {rate(r.baseline):,.0f} | {100 * r.versus_embed:.0f}% | "
+              f"{r.versus_baseline:.1f}x | "
+              f"{100 * efficiency(r.served) / efficiency(r.embedded):.0f}% |")
+    print(f"\nmedian of {len(rounds)} rounds: "
+          f"{100 * statistics.median(r.versus_embed for r in rounds):.0f}% of laser embed's "
+          f"sentences/s, {statistics.median(r.versus_baseline for r in rounds):.1f}x the "
+          f"baseline's; {100 * rate(middle.served) / rate(command):.0f}% of the laser embed "
+          "command's sentences/s with its start-up (median round)")
+    on_torch = others[-1]
+    print(f"against the baseline on torch, the runtime the official app runs its model on: "
+          f"{rate(middle.served) / rate(on_torch):.1f}x (median round)")
+    served = middle.served
+    print(f"laser serve's event loop (its main thread) spent "
+          f"{1000 * served.event_loop_seconds / served.sentences:.2f} CPU s per 1,000 sentences; "
+          f"its batches held {served.batch_sentences:.1f} sentences on average (median round)")
 
 
 def rate(result: Result) -> float:
