@@ -252,12 +252,12 @@ class Served:
 
 
 @contextmanager
-def running(name: str, command: list[str], port_file: Path, log: Path,
+def running(name: str, command: list[str], port_file: Path, log: Path, kind: str,
             batches: list[list[str]], clients: int) -> Iterator[Served]:
-    """A server, started and warmed up with one request per client, until the block ends."""
+    """A server, started and warmed up with one request per client on endpoint `kind`, until
+    the block ends."""
     process, port = start(command, port_file, log)
     try:
-        kind = "/vectorize" if "baseline" in name else "/v1/embeddings"
         run(load(port, kind, batches[:clients], clients, 30))
         yield Served(name, process, port)
     finally:
@@ -376,10 +376,10 @@ def main() -> None:
         serve = servers.enter_context(running(
             "laser serve", [sys.executable, "-m", "laser", "serve", "--port", "0", "--model",
                             "default", "--max-connections", str(4 * many + 16)],
-            tmp / "none", tmp / "serve.log", batches, many))
+            tmp / "none", tmp / "serve.log", "/v1/embeddings", batches, many))
         baseline = servers.enter_context(running(
             "baseline", [sys.executable, __file__, "--baseline-server", str(tmp / "baseline.port")],
-            tmp / "baseline.port", tmp / "baseline.log", batches, many))
+            tmp / "baseline.port", tmp / "baseline.log", "/vectorize", batches, many))
         rounds = measure_rounds(serve, baseline, batches, many, args.seconds, args.rounds, tmp)
         others = [measure(serve, kind, clients, batches, args.seconds)
                   for kind, clients in (("/embed", many), ("/vectorize", many),
@@ -388,13 +388,14 @@ def main() -> None:
         servers.close()  # the official app's runtime next, with the machine to itself
         with running("baseline on torch", [sys.executable, __file__, "--baseline-server",
                                            str(tmp / "torch.port"), "--baseline-runtime", "torch"],
-                     tmp / "torch.port", tmp / "torch.log", batches, many) as torch_baseline:
+                     tmp / "torch.port", tmp / "torch.log", "/vectorize", batches,
+                     many) as torch_baseline:
             on_torch = measure(torch_baseline, "/vectorize", many, batches, args.seconds)
-    report(args, rounds, [*others, on_torch], command)
+    report(args, rounds, others, on_torch, command)
 
 
 def report(args: argparse.Namespace, rounds: list[Round], others: list[Result],
-           command: Result) -> None:
+           on_torch: Result, command: Result) -> None:
     """The median round's rows with the others, then every round against the goals."""
     middle = sorted(rounds, key=lambda r: r.versus_embed)[len(rounds) // 2]
     print(f"{args.clients} clients, 1-8 sentences per client request, {args.seconds:g} s per "
@@ -402,8 +403,7 @@ def report(args: argparse.Namespace, rounds: list[Round], others: list[Result],
     print("| server, endpoint | requests/s | sentences/s | p50 ms | p95 ms | p99 ms | "
           "CPU s / 1k sentences | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for result in [middle.served, *others[:-1], middle.baseline, others[-1], middle.embedded,
-                   command]:
+    for result in [middle.served, *others, middle.baseline, on_torch, middle.embedded, command]:
         print(result.row())
     print(f"\n/v1/embeddings against the goals, round by round ({args.clients} clients):")
     print("| round | laser serve sentences/s | p99 ms | laser embed sentences/s | baseline "
@@ -419,7 +419,6 @@ def report(args: argparse.Namespace, rounds: list[Round], others: list[Result],
           f"sentences/s, {statistics.median(r.versus_baseline for r in rounds):.1f}x the "
           f"baseline's; {100 * rate(middle.served) / rate(command):.0f}% of the laser embed "
           "command's sentences/s with its start-up (median round)")
-    on_torch = others[-1]
     print(f"against the baseline on torch, the runtime the official app runs its model on: "
           f"{rate(middle.served) / rate(on_torch):.1f}x (median round)")
     served = middle.served
