@@ -133,7 +133,8 @@ class BatchPool:
         if len(batches) == 1:
             embed_batch(batches[0])
             return
-        futures = [self._started().submit(embed_batch, batch) for batch in batches]
+        executor = self._started()
+        futures = [executor.submit(embed_batch, batch) for batch in batches]
         try:
             for future in futures:
                 future.result()
