@@ -1,24 +1,25 @@
-"""The Starlette application: endpoints over the library, errors as JSON, a metric per request."""
+"""The application: Starlette's router over endpoints that answer in JSON, each request counted
+and timed in the metrics."""
 from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import json
 import sys
 import time
 import traceback
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Awaitable, Callable, Optional
 
 import numpy as np
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, Router
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocketClose
 
 from ..errors import LaserError
 from ..search.vectors import unit_rows
@@ -50,23 +51,38 @@ class Service:
 Handler = Callable[[Request, Service], Awaitable[tuple[Response, int]]]
 
 
-def endpoint(path: str, handler: Handler, service: Service, methods: list[str]) -> Route:
-    """A route whose refusals become JSON errors, and whose requests are counted and timed
-    (status 499 when the request is cancelled, as when its client goes away)."""
+@dataclass(frozen=True)
+class Endpoint:
+    """The ASGI application of one path: its handler's answer, or the JSON error of a refusal
+    (405 for a method it lacks), counted and timed (status 499 when the request is cancelled,
+    as when its client goes away). Endpoints are plain ASGI applications under Starlette's
+    router, without Starlette's middleware: that stack cost about a fifth of the event loop's
+    time per request (docs/serving.md, "Why Starlette on uvicorn")."""
 
-    @functools.wraps(handler)
-    async def answer(request: Request) -> Response:
+    path: str
+    handler: Handler
+    service: Service
+    methods: tuple[str, ...]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        service.metrics.started()
+        self.service.metrics.started()
         status, sentences = 499, 0
         try:
-            response, sentences = await refusals_as_json(handler, request, service)
+            response, sentences = await self.answer(Request(scope, receive))
             status = response.status_code
-            return response
+            await response(scope, receive, send)
         finally:
-            service.metrics.answered(path, status, time.perf_counter() - started, sentences)
+            self.service.metrics.answered(self.path, status, time.perf_counter() - started,
+                                          sentences)
 
-    return Route(path, answer, methods=methods)
+    async def answer(self, request: Request) -> tuple[Response, int]:
+        method = "GET" if request.method == "HEAD" else request.method
+        if method not in self.methods:
+            return error_response(RequestError(
+                405, f"{request.method} {self.path}: Method Not Allowed",
+                headers={"Allow": ", ".join(self.methods)})), 0
+        return await refusals_as_json(self.handler, request, self.service)
 
 
 async def refusals_as_json(handler: Handler, request: Request,
@@ -129,7 +145,26 @@ async def embedded(service: Service, model: ServedModel, sentences: list[str],
     except ShuttingDown:
         raise RequestError(503, "the server is shutting down", "unavailable",
                            {"Retry-After": str(service.limits.retry_after)}) from None
-    return await asyncio.wrap_future(future)
+    return await awaited(future)
+
+
+def awaited(future: Future) -> asyncio.Future:
+    """The batcher's Future as one the event loop awaits, set by one call from the thread that
+    finishes it. (asyncio.wrap_future would also cancel the batcher's Future when the request is
+    cancelled: its sentences are embedded all the same, and count in the queue until they are.)"""
+    loop = asyncio.get_running_loop()
+    waited = loop.create_future()
+
+    def copy(done: Future) -> None:
+        if waited.cancelled():
+            return
+        if done.exception() is not None:
+            waited.set_exception(done.exception())
+        else:
+            waited.set_result(done.result())
+
+    future.add_done_callback(lambda done: loop.call_soon_threadsafe(copy, done))
+    return waited
 
 
 async def vectorize(request: Request, service: Service) -> tuple[Response, int]:
@@ -258,35 +293,37 @@ async def page(request: Request, service: Service) -> tuple[Response, int]:
     return HTMLResponse(page_html()), 0
 
 
-def create_app(service: Service) -> Starlette:
+def create_app(service: Service) -> Router:
     """The ASGI application of `service`; the batcher runs between startup and shutdown."""
 
     @asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: object):
         service.batcher.start()
         try:
             yield
         finally:
             await run_in_threadpool(service.batcher.close)
 
-    routes = [endpoint(path, handler, service, methods) for path, handler, methods in (
-        ("/", page, ["GET"]),
-        ("/vectorize", vectorize, ["GET"]),
-        ("/embed", embed, ["POST"]),
-        ("/v1/embeddings", openai_embeddings, ["POST"]),
-        ("/v1/models", openai_models, ["GET"]),
-        ("/search", search_index, ["POST"]),
-        ("/health", health, ["GET"]),
-        ("/info", info, ["GET"]),
-        ("/metrics", metrics, ["GET"]),
+    routes = [Route(path, Endpoint(path, handler, service, methods)) for path, handler, methods in (
+        ("/", page, ("GET",)),
+        ("/vectorize", vectorize, ("GET",)),
+        ("/embed", embed, ("POST",)),
+        ("/v1/embeddings", openai_embeddings, ("POST",)),
+        ("/v1/models", openai_models, ("GET",)),
+        ("/search", search_index, ("POST",)),
+        ("/health", health, ("GET",)),
+        ("/info", info, ("GET",)),
+        ("/metrics", metrics, ("GET",)),
     )]
-    return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: _http_error})
+    return Router(routes=routes, lifespan=lifespan, default=not_found)
 
 
-async def _http_error(request: Request, error: HTTPException) -> Response:
-    """Unknown paths (404) and methods (405) answered in the same JSON shape."""
-    return error_response(RequestError(error.status_code, f"{request.method} {request.url.path}: "
-                                                          f"{error.detail}", "not_found"
-                                       if error.status_code == 404 else "invalid_request_error",
-                                       dict(error.headers or {})))
+async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    """Unknown paths: a 404 in the JSON shape of every refusal (a WebSocket is closed)."""
+    if scope["type"] == "websocket":
+        await WebSocketClose()(scope, receive, send)
+        return
+    request = Request(scope)
+    response = error_response(RequestError(404, f"{request.method} {request.url.path}: "
+                                                "Not Found", "not_found"))
+    await response(scope, receive, send)
