@@ -70,7 +70,8 @@ setup(
         # `laser serve` (docs/serving.md): an ASGI app on uvicorn (small, pure Python); uvicorn
         # picks up httptools' C HTTP parser and the uvloop event loop when they are installed,
         # which give ~25% more sentences/s under load (the server runs without them).
-        "serve": ["starlette>=0.37", "uvicorn>=0.29", "httptools>=0.6",
+        # orjson writes the JSON answers: float32 rows over twenty times faster than json.
+        "serve": ["starlette>=0.37", "uvicorn>=0.29", "orjson>=3.9", "httptools>=0.6",
                   "uvloop>=0.19; sys_platform != 'win32'"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},

@@ -3,7 +3,7 @@ naming the package extra that installs them.
 
 The base install (`pip install laser-toolkit`) embeds, searches and mines on ONNX Runtime and
 numpy. torch (training, LASER3 transformers, GPUs, `--runtime torch`), scipy (k-NN graphs) and
-starlette + uvicorn (`laser serve`) are extras.
+starlette + uvicorn + orjson (`laser serve`) are extras.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from types import ModuleType
 from .errors import LaserError
 
 # top-level module -> the extra of laser-toolkit that installs it
-EXTRAS = {"torch": "torch", "scipy": "graph", "starlette": "serve", "uvicorn": "serve"}
+EXTRAS = {"torch": "torch", "scipy": "graph", "starlette": "serve", "uvicorn": "serve",
+          "orjson": "serve"}
 
 
 def install_hint(module: str) -> str:

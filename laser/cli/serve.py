@@ -56,7 +56,7 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     HTTP, with a page at / to try them. Stops on SIGTERM or Ctrl-C after finishing the
     requests in flight."""
     from ..optional import require
-    for module in ("starlette", "uvicorn"):
+    for module in ("starlette", "uvicorn", "orjson"):
         require(module, "laser serve")
     from ..serving.app import Service
     from ..serving.indexes import load_served_index

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import sys
 import time
 import traceback
@@ -14,9 +13,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Awaitable, Callable, Optional
 
 import numpy as np
+import orjson
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocketClose
@@ -45,6 +45,18 @@ class Service:
 
     def __post_init__(self):
         self.batcher = self.batcher or Batcher(self.limits.max_queued, self.metrics)
+
+
+class JSONResponse(Response):
+    """A JSON answer written by orjson: numpy rows as they are, each float32 in the shortest
+    form that reads back as the same float32 (as text-embeddings-inference writes them): over
+    twenty times faster than json.dumps of the rows as Python floats, in 56% of the bytes
+    (bench/json_rows.py)."""
+
+    media_type = "application/json"
+
+    def render(self, content: object) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 # An endpoint's work: (the response, how many sentences it embedded)
@@ -176,7 +188,7 @@ async def vectorize(request: Request, service: Service) -> tuple[Response, int]:
     lang = language(params.get("lang") or None)
     model = await served_model(service, params.get("model"), lang)
     rows = (await embedded(service, model, [text], lang)).rows
-    return JSONResponse({"content": text, "embedding": rows.tolist()}), 1
+    return JSONResponse({"content": text, "embedding": rows}), 1
 
 
 async def embed(request: Request, service: Service) -> tuple[Response, int]:
@@ -188,7 +200,7 @@ async def embed(request: Request, service: Service) -> tuple[Response, int]:
     rows = (await embedded(service, model, sentences, lang)).rows
     if boolean(body, "normalize", True):
         rows = unit_rows(rows)
-    return JSONResponse(rows.tolist()), len(sentences)
+    return JSONResponse(rows), len(sentences)
 
 
 async def openai_embeddings(request: Request, service: Service) -> tuple[Response, int]:
@@ -210,25 +222,13 @@ async def openai_embeddings(request: Request, service: Service) -> tuple[Respons
                                 f"not {dimensions!r}")
     result = await embedded(service, model, sentences, lang)
     rows = unit_rows(result.rows) if boolean(body, "normalize", False) else result.rows
+    rows = np.ascontiguousarray(rows, dtype="<f4")  # base64: the little-endian bytes
+    data = [{"object": "embedding", "index": position,
+             "embedding": row if encoding == "float" else base64.b64encode(row).decode("ascii")}
+            for position, row in enumerate(rows)]
     usage = {"prompt_tokens": result.tokens, "total_tokens": result.tokens}
-    head = {"object": "list", "model": name or model.name, "usage": usage}
-    return Response(openai_body(head, rows, encoding), media_type="application/json"), \
-        len(sentences)
-
-
-def openai_body(head: dict, rows: np.ndarray, encoding: str) -> bytes:
-    """The /v1/embeddings answer: `head`'s fields and `data`, one item per row. Written here
-    rather than by json.dumps, which would scan every base64 character for escapes (a quarter
-    of a millisecond per request): base64 needs none."""
-    items = []
-    rows = np.ascontiguousarray(rows, dtype="<f4")  # once, not a copy per row
-    for position, row in enumerate(rows):
-        if encoding == "float":
-            vector = json.dumps(row.tolist()).encode("ascii")
-        else:
-            vector = b'"' + base64.b64encode(row) + b'"'
-        items.append(b'{"object":"embedding","index":%d,"embedding":%s}' % (position, vector))
-    return json.dumps(head).encode("utf-8")[:-1] + b',"data":[' + b",".join(items) + b"]}"
+    return JSONResponse({"object": "list", "data": data, "model": name or model.name,
+                         "usage": usage}), len(sentences)
 
 
 async def openai_models(request: Request, service: Service) -> tuple[Response, int]:

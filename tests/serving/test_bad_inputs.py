@@ -89,6 +89,14 @@ def test_truncate_cuts_a_long_line_to_the_limit(server, default_encoder):
     np.testing.assert_allclose(rows, default_encoder.encode([line[:LIMIT]], "en"), atol=1e-6)
 
 
-def test_a_wrong_method_on_a_known_path_gets_json(server):
+def test_a_wrong_method_on_a_known_path_gets_json_and_the_methods_allowed(server):
     answer = server.post("/health")
     assert answer.status_code == 405 and "error" in answer.json()
+    assert answer.headers["Allow"] == "GET"
+    assert requests.delete(server.url + "/v1/embeddings", timeout=60).headers["Allow"] == "POST"
+
+
+def test_head_is_answered_where_get_is(server):
+    answer = requests.head(server.url + "/health", timeout=60)
+    assert answer.status_code == 200 and answer.content == b""
+    assert requests.head(server.url + "/embed", timeout=60).status_code == 405
