@@ -119,7 +119,7 @@ class Batcher:
         self._queued = 0  # sentences accepted and not yet answered
         self._lock = threading.Lock()
         self._closed = False
-        self._incoming: queue.Queue = queue.Queue()
+        self._incoming: queue.SimpleQueue = queue.SimpleQueue()  # put: no Python-level lock
         self._backlog_changed = threading.Condition()  # guards the backlogs and the jobs' rows
         self._backlogs: dict[int, Backlog] = {}
         self._arrivals = itertools.count()
