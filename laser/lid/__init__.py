@@ -1,0 +1,1 @@
+"""Language identification: which language (FLORES-200 code) each line is written in."""

@@ -1,0 +1,71 @@
+"""`laser lid` as a library call: each line of a file with its likeliest languages, streamed."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional, TextIO
+
+from ..io.atomic import atomic_text_output
+from ..io.text import batched, check_input, count_lines, read_lines
+from ..progress import progress_bar
+from .model import Guess, identifier
+
+
+@dataclass(frozen=True)
+class LidOptions:
+    """How `identify_file` runs: which model (None: the shipped one), how many guesses a line."""
+
+    model: Optional[str] = None
+    top: int = 1
+    batch_lines: int = 20000
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class LidReport:
+    lines: int
+    seconds: float
+    model: str
+
+    def summary(self) -> str:
+        rate = self.lines / self.seconds if self.seconds else 0.0
+        return f"identified {self.lines} lines in {self.seconds:.1f}s ({rate:,.0f} lines/s)"
+
+
+def format_guesses(guesses: list[Guess]) -> str:
+    """`fra_Latn<TAB>0.9876`, then the next guesses' codes and probabilities on the same line."""
+    return "\t".join(f"{guess.code}\t{guess.probability:.4f}" for guess in guesses)
+
+
+def identify_file(input_path: str, output_path: str,
+                  options: LidOptions = LidOptions()) -> LidReport:
+    """Write the likeliest languages of each line of `input_path` ('-': stdin) to `output_path`
+    ('-': stdout; a file appears only when complete), one line per input line."""
+    check_input(input_path)
+    model = identifier(options.model)
+    started = time.perf_counter()
+    total = count_lines(input_path) if options.progress else None
+    lines = 0
+    with atomic_text_output(output_path) as out, progress_bar(
+            options.progress, total=total, unit=" lines", desc="lid") as bar:
+        for batch in batched(read_lines(input_path), options.batch_lines):
+            write_batch(out, model.identify(batch, options.top))
+            lines += len(batch)
+            bar.update(len(batch))
+    return LidReport(lines, time.perf_counter() - started, str(model.path))
+
+
+def write_batch(out: TextIO, guesses: list[list[Guess]]) -> None:
+    out.write("".join(format_guesses(line) + "\n" for line in guesses))
+
+
+def identify(lines: Iterable[str], model: Optional[str] = None, top: int = 1) -> list[list[Guess]]:
+    """The `top` likeliest languages of each line (FLORES-200 codes with probabilities)."""
+    return identifier(model).identify(list(lines), top)
+
+
+def codes(lines: Iterable[str], model: Optional[str] = None) -> Iterator[str]:
+    """The likeliest language of each line, streamed in batches."""
+    found = identifier(model)
+    for batch in batched(iter(lines), LidOptions.batch_lines):
+        yield from found.best(batch)

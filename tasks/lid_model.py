@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""The recipe of the shipped language-ID model (models/default/laser-lid.ftz): a fastText
+classifier trained on the foreign side of every language of the corpus plus English.
+
+    python tasks/lid_model.py CORPUS_DIR [--sib200 DIR] [--work build/lid] [--out FILE]
+                              [--threads 2] [--seed 1]
+
+CORPUS_DIR holds train/XXX-eng.tsv.gz and dev/XXX-eng.tsv.gz (`foreign<TAB>english`). Needs the
+full `fasttext` package (`make lid-model` installs it in .venv-lid: the light install's
+`fasttext-predict` provides the same module name, so the two never share an environment).
+
+Data: each line is labelled with its FLORES-200 style code, ISO 639-3 + the script its letters
+are in (laser.lid.scripts); a language written in a second script keeps those lines under a
+label of their own when it has at least MIN_SCRIPT_LINES of them, else they are dropped. Train
+lines are deduplicated per label; a train line equal (normalised) to any dev line, to any FLORES
+dev row of SIB-200 (the bench's held-out sets), or to a line of another label is dropped. Each
+label is sampled to between --floor and --cap lines (repeated below the floor). Prints the macro
+accuracy on the corpus dev split and the worst labels.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import sys
+import time
+import unicodedata
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Iterator
+
+from laser.lid.model import LABEL_PREFIX
+from laser.lid.scripts import line_script
+
+# Corpus codes that fold a FLORES-200 language into its macrolanguage (MANIFEST.md), back to
+# the FLORES-200 code; and codes that are not ISO 639-3.
+FLORES_CODE = {"ara": "arb", "mon": "khk", "uzb": "uzn", "yid": "ydd", "sqi": "als",
+               "aze": "azj", "kur": "kmr", "cmn": "zho", "toki": "tok"}
+# Chinese languages: their Han lines carry the script FLORES-200 gives them (the corpus does not
+# separate simplified from traditional characters).
+HAN_SCRIPT = {"zho": "Hans", "yue": "Hant", "wuu": "Hans", "lzh": "Hant", "cjy": "Hans",
+              "gan": "Hans", "nan": "Hant"}
+MIN_SCRIPT_LINES = 100
+PIVOT = "eng"
+FIRST_DEVTEST_ID = 997  # SIB-200 rows from here on are FLORES devtest, which the corpus holds
+NOT_KEY = re.compile(r"[\W\d_]+")
+
+
+def label_of(language: str, line: str) -> str | None:
+    """`fra_Latn`: the line's language with the script of its letters (None: no letters)."""
+    code = FLORES_CODE.get(language, language)
+    script = line_script(line)
+    if script is None:
+        return None
+    if code == "jpn" and script in ("Hani", "Jpan"):
+        return "jpn_Jpan"
+    if code in HAN_SCRIPT and script == "Hani":
+        return f"{code}_{HAN_SCRIPT[code]}"
+    return f"{code}_{script}"
+
+
+def key(line: str) -> str:
+    """The line as compared for duplicates and overlaps: NFKC, lowercase, letters only."""
+    return NOT_KEY.sub("", unicodedata.normalize("NFKC", line).lower())
+
+
+def pairs(path: Path) -> Iterator[tuple[str, str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            foreign, _, english = line.rstrip("\n").partition("\t")
+            yield foreign.strip(), english.strip()
+
+
+def read_split(corpus: Path, split: str) -> dict[str, list[str]]:
+    """Label -> lines of a split: every foreign side, and the English side of every file."""
+    by_label: dict[str, list[str]] = defaultdict(list)
+    for path in sorted((corpus / split).glob("*-eng.tsv.gz")):
+        language = path.name.split("-")[0]
+        for foreign, english in pairs(path):
+            for code, line in ((language, foreign), (PIVOT, english)):
+                label = label_of(code, line) if line else None
+                if label:
+                    by_label[label].append(line)
+    return by_label
+
+
+def held_out_keys(dev: dict[str, list[str]], sib200: Path | None) -> set[str]:
+    keys = {key(line) for lines in dev.values() for line in lines}
+    if sib200:
+        for path in sorted(sib200.glob("*/*.tsv")):
+            for row in path.read_text(encoding="utf-8").splitlines()[1:]:
+                index_id, _, text = row.split("\t", 2)
+                if int(index_id) < FIRST_DEVTEST_ID:
+                    keys.add(key(text))
+    return keys
+
+
+def clean_train(train: dict[str, list[str]], held_out: set[str]) -> dict[str, list[str]]:
+    """Dedup per label; drop held-out lines, lines shared by labels, rare secondary scripts."""
+    labels_of_key: dict[str, set[str]] = defaultdict(set)
+    for label, lines in train.items():
+        for line in lines:
+            labels_of_key[key(line)].add(label)
+    cleaned = {}
+    for label, lines in train.items():
+        seen: set[str] = set()
+        kept = []
+        for line in lines:
+            k = key(line)
+            if k and k not in seen and k not in held_out and len(labels_of_key[k]) == 1:
+                seen.add(k)
+                kept.append(line)
+        cleaned[label] = kept
+    return keep_main_scripts(cleaned)
+
+
+def keep_main_scripts(by_label: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each language's largest script, and its others with at least MIN_SCRIPT_LINES lines."""
+    largest: dict[str, int] = Counter()
+    for label, lines in by_label.items():
+        language = label.split("_")[0]
+        largest[language] = max(largest[language], len(lines))
+    return {label: lines for label, lines in by_label.items() if lines and (
+        len(lines) >= MIN_SCRIPT_LINES or len(lines) == largest[label.split("_")[0]])}
+
+
+def sampled(lines: list[str], floor: int, cap: int, rng: random.Random) -> list[str]:
+    """`lines` cut to `cap` at random, or repeated (then topped up at random) up to `floor`."""
+    if len(lines) >= cap:
+        return rng.sample(lines, cap)
+    if len(lines) >= floor:
+        return list(lines)
+    repeats, rest = divmod(floor, len(lines))
+    return lines * repeats + rng.sample(lines, rest)
+
+
+def write_fasttext(path: Path, rows: list[tuple[str, str]]) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for label, line in rows:
+            out.write(f"{LABEL_PREFIX}{label} {line}\n")
+
+
+def macro_report(model, dev: dict[str, list[str]], worst: int = 25) -> float:
+    """Macro accuracy over the dev labels; prints the worst and what they were taken for."""
+    accuracies = {}
+    confusions: dict[str, Counter] = {}
+    for label, lines in sorted(dev.items()):
+        predicted, _ = model.predict(lines)
+        guesses = Counter(p[0][len(LABEL_PREFIX):] for p in predicted)
+        accuracies[label] = guesses[label] / len(lines)
+        del guesses[label]
+        confusions[label] = guesses
+    macro = sum(accuracies.values()) / len(accuracies)
+    for label in sorted(accuracies, key=accuracies.get)[:worst]:
+        top = ", ".join(f"{other} {count}" for other, count in confusions[label].most_common(3))
+        print(f"  {label} {accuracies[label]:.3f} ({len(dev[label])}): {top}", file=sys.stderr)
+    print(f"macro accuracy over {len(accuracies)} dev labels: {macro:.4f}", file=sys.stderr)
+    return macro
+
+
+def prepared(corpus: Path, sib200: Path | None, cache: Path):
+    """(dev, cleaned train) by label, read from `cache` when an earlier run wrote it."""
+    if cache.exists():
+        with gzip.open(cache, "rt", encoding="utf-8") as data:
+            return json.load(data)
+    dev = read_split(corpus, "dev")
+    train = clean_train(read_split(corpus, "train"), held_out_keys(dev, sib200))
+    dev = {label: lines for label, lines in dev.items() if label in train}
+    with gzip.open(cache, "wt", encoding="utf-8") as data:
+        json.dump([dev, train], data, ensure_ascii=False)
+    return dev, train
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--sib200", type=Path, help="SIB-200 folder: its FLORES dev rows stay out")
+    parser.add_argument("--work", type=Path, default=Path("build/lid"))
+    parser.add_argument("--out", type=Path, default=Path("models/default/laser-lid.ftz"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--floor", type=int, default=1500)
+    parser.add_argument("--cap", type=int, default=8000)
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--epoch", type=int, default=5)
+    parser.add_argument("--lr", type=float, default=0.8)
+    parser.add_argument("--minn", type=int, default=2)
+    parser.add_argument("--maxn", type=int, default=5)
+    parser.add_argument("--word-ngrams", type=int, default=1)
+    parser.add_argument("--bucket", type=int, default=1_000_000)
+    parser.add_argument("--cutoff", type=int, default=150_000, help="rows kept by quantization")
+    parser.add_argument("--dsub", type=int, default=2)
+    parser.add_argument("--no-quantize", action="store_true")
+    args = parser.parse_args()
+    import fasttext  # the full package (training): not a dependency of laser itself
+
+    started = time.time()
+    args.work.mkdir(parents=True, exist_ok=True)
+    dev, train = prepared(args.corpus, args.sib200, args.work / "data.json.gz")
+    rng = random.Random(args.seed)
+    rows = [(label, line) for label in sorted(train)
+            for line in sampled(train[label], args.floor, args.cap, rng)]
+    rng.shuffle(rows)
+    train_file = args.work / "train.txt"
+    write_fasttext(train_file, rows)
+    print(f"{len(train)} labels, {len(rows)} training lines ({time.time() - started:.0f}s)",
+          file=sys.stderr)
+    model = fasttext.train_supervised(
+        str(train_file), dim=args.dim, epoch=args.epoch, lr=args.lr, minn=args.minn,
+        maxn=args.maxn, wordNgrams=args.word_ngrams, bucket=args.bucket, thread=args.threads,
+        loss="softmax", seed=args.seed, verbose=0)
+    print(f"trained ({time.time() - started:.0f}s)", file=sys.stderr)
+    macro_report(model, dev)
+    if not args.no_quantize:
+        model.quantize(input=str(train_file), qnorm=True, retrain=True, cutoff=args.cutoff,
+                       dsub=args.dsub, thread=args.threads, epoch=1, lr=args.lr / 4, verbose=0)
+        print(f"quantized ({time.time() - started:.0f}s)", file=sys.stderr)
+        macro_report(model, dev)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    model.save_model(str(args.out))
+    print(f"{args.out}: {args.out.stat().st_size} bytes ({time.time() - started:.0f}s)",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
