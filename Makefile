@@ -13,9 +13,20 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
 	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py \
-	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py
+	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py \
+	tests/lid/test_lid.py
+# The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
+# module as the light install's fasttext-predict: it gets a virtualenv of its own. The bench's
+# rivals (py3langid, pycld2, lingua) get theirs too; neither is a dependency of laser.
+LID_VENV := .venv-lid
+LID_TRAIN := fasttext==0.9.3 numpy==2.4.6
+BENCH_LID_VENV := bench/.venv-lid
+BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fasttext-predict==0.9.2.4 \
+	numpy==2.4.6
+CORPUS ?= ../shared/data/corpus
+SIB200 ?= ../shared/data/sib200
 
-.PHONY: install demo test light-test bench clean
+.PHONY: install demo test light-test bench lid-model bench-lid clean
 
 install: $(STAMP)
 
@@ -50,5 +61,18 @@ light-test: install
 bench: install
 	$(BIN)/python bench/embed_speed.py
 
+# Rebuilds models/default/laser-lid.ftz from the corpus (docs/language-id.md, "The model").
+lid-model:
+	$(PYTHON) -m venv $(LID_VENV)
+	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
+	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
+		--out models/default/laser-lid.ftz
+
+# The language-ID table of docs/language-id.md: the model against py3langid, pycld2 and lingua.
+bench-lid: install
+	$(PYTHON) -m venv $(BENCH_LID_VENV)
+	$(BENCH_LID_VENV)/bin/pip install -q $(BENCH_LID)
+	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser"
+
 clean:
-	rm -rf $(VENV) $(LIGHT) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) $(LID_VENV) $(BENCH_LID_VENV) build *.egg-info

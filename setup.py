@@ -54,6 +54,9 @@ setup(
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary
         "ipadic>=1.0.0",
+        # `laser lid` and --lang auto: fastText's C++ prediction alone (<1 MB, no numpy), the
+        # files of the training package `fasttext` less its training (docs/language-id.md)
+        "fasttext-predict>=0.9.2.4",
     ],
     extras_require={
         # Training, LASER3 transformers, GPUs, --runtime torch, --quantize fp16 (laser.optional).

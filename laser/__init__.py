@@ -20,7 +20,7 @@ from .version import __version__
 # The applications' APIs by short name (`laser.classify.Classifier`, ...), imported on first use.
 APPLICATIONS = ("classify", "documents", "graph", "dedup", "paraphrase", "pair_filter")
 
-__all__ = ["Encoder", "LaserError", "__version__", *APPLICATIONS]
+__all__ = ["Encoder", "LaserError", "__version__", "identify", *APPLICATIONS]
 
 
 class _ApplicationNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -52,6 +52,9 @@ def __getattr__(name: str):
     if name == "Encoder":
         from .encoder import Encoder
         return Encoder
+    if name == "identify":  # language ID: fasttext-predict, no torch
+        from .lid.files import identify
+        return identify
     if name in APPLICATIONS:
         return importlib.import_module(f".apps.{name}", __name__)
     raise AttributeError(f"module 'laser' has no attribute {name!r}")

@@ -29,36 +29,13 @@ import time
 import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Iterator
 
+from laser.lid.corpus import (PIVOT, corpus_files, flores_dev_rows, label_of, language_of,
+                              pairs)
 from laser.lid.model import LABEL_PREFIX
-from laser.lid.scripts import line_script
 
-# Corpus codes that fold a FLORES-200 language into its macrolanguage (MANIFEST.md), back to
-# the FLORES-200 code; and codes that are not ISO 639-3.
-FLORES_CODE = {"ara": "arb", "mon": "khk", "uzb": "uzn", "yid": "ydd", "sqi": "als",
-               "aze": "azj", "kur": "kmr", "cmn": "zho", "toki": "tok"}
-# Chinese languages: their Han lines carry the script FLORES-200 gives them (the corpus does not
-# separate simplified from traditional characters).
-HAN_SCRIPT = {"zho": "Hans", "yue": "Hant", "wuu": "Hans", "lzh": "Hant", "cjy": "Hans",
-              "gan": "Hans", "nan": "Hant"}
 MIN_SCRIPT_LINES = 100
-PIVOT = "eng"
-FIRST_DEVTEST_ID = 997  # SIB-200 rows from here on are FLORES devtest, which the corpus holds
 NOT_KEY = re.compile(r"[\W\d_]+")
-
-
-def label_of(language: str, line: str) -> str | None:
-    """`fra_Latn`: the line's language with the script of its letters (None: no letters)."""
-    code = FLORES_CODE.get(language, language)
-    script = line_script(line)
-    if script is None:
-        return None
-    if code == "jpn" and script in ("Hani", "Jpan"):
-        return "jpn_Jpan"
-    if code in HAN_SCRIPT and script == "Hani":
-        return f"{code}_{HAN_SCRIPT[code]}"
-    return f"{code}_{script}"
 
 
 def key(line: str) -> str:
@@ -66,18 +43,11 @@ def key(line: str) -> str:
     return NOT_KEY.sub("", unicodedata.normalize("NFKC", line).lower())
 
 
-def pairs(path: Path) -> Iterator[tuple[str, str]]:
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            foreign, _, english = line.rstrip("\n").partition("\t")
-            yield foreign.strip(), english.strip()
-
-
 def read_split(corpus: Path, split: str) -> dict[str, list[str]]:
     """Label -> lines of a split: every foreign side, and the English side of every file."""
     by_label: dict[str, list[str]] = defaultdict(list)
-    for path in sorted((corpus / split).glob("*-eng.tsv.gz")):
-        language = path.name.split("-")[0]
+    for path in corpus_files(corpus, split):
+        language = language_of(path)
         for foreign, english in pairs(path):
             for code, line in ((language, foreign), (PIVOT, english)):
                 label = label_of(code, line) if line else None
@@ -89,11 +59,7 @@ def read_split(corpus: Path, split: str) -> dict[str, list[str]]:
 def held_out_keys(dev: dict[str, list[str]], sib200: Path | None) -> set[str]:
     keys = {key(line) for lines in dev.values() for line in lines}
     if sib200:
-        for path in sorted(sib200.glob("*/*.tsv")):
-            for row in path.read_text(encoding="utf-8").splitlines()[1:]:
-                index_id, _, text = row.split("\t", 2)
-                if int(index_id) < FIRST_DEVTEST_ID:
-                    keys.add(key(text))
+        keys.update(key(text) for texts in flores_dev_rows(sib200).values() for text in texts)
     return keys
 
 

@@ -12,11 +12,12 @@ PACKAGE = ROOT / "laser"
 # Modules every stage may use, then the stages in order; the interfaces (cli, the top-level
 # package, its compatibility and demo modules) may use any of them.
 SHARED = {"errors", "version", "optional", "progress"}
-STAGES = ["io", "text", "subwords", "models", "runtime", "encoder", "pipeline", "search",
+STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipeline", "search",
           "mining", "eval", "apps", "training", "distributed", "serving"]
 INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo"}
 # What `from laser import NAME` gives, by the stage that defines it.
-PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version"}
+PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version",
+                 "identify": "lid"}
 
 
 def stage_of(module: str) -> str:

@@ -14,6 +14,7 @@ from ..io.atomic import atomic_text_output, check_output_path
 from ..io.embeddings import open_embeddings
 from ..io.sidecar import read_sidecar
 from ..io.text import batched, check_input, count_lines, read_lines
+from ..lid.check import LanguagePair
 from ..models.spaces import Origin, check_same_space
 from ..search.inputs import EmbeddingSource, EncoderLoader
 from .pair_filter import EmbeddingModel, FilterOptions, PairFilter, progress_bar
@@ -150,34 +151,39 @@ def train_from_file(path: str, src: EmbeddingSource, trg: EmbeddingSource,
 
 @dataclass(frozen=True)
 class ScoreReport:
-    """What `score_file` did: pairs read and rows written."""
+    """What `score_file` did: pairs read, rows written, pairs dropped by the language filter."""
 
     pairs: int
     kept: int
+    wrong_language: int = 0
 
 
 def score_file(pair_filter: PairFilter, path: str, output: str, src: EmbeddingSource,
                trg: EmbeddingSource, encoders: Encoders, threshold: Optional[float] = None,
-               progress: bool = False) -> ScoreReport:
+               progress: bool = False, languages: Optional[LanguagePair] = None) -> ScoreReport:
     """Write `prob<TAB>src<TAB>trg` for every pair of a TSV, in input order (with a threshold:
-    only the pairs whose probability is above it), atomically."""
+    only the pairs whose probability is above it; with `languages`: only the pairs whose sides
+    are identified as their languages), atomically."""
     check_output_path(output)
     columns = _columns(path, src, trg, encoders)
     for column in columns:
         pair_filter.check_model(column.origin(), column.dim)
-    pairs = kept = 0
+    pairs = kept = wrong_language = 0
     with atomic_text_output(output) as out, \
             progress_bar(count_lines(path) if progress else 0, progress, "pair", "scoring") as bar:
         for chunk in batched(read_pair_tsv(path), CHUNK_PAIRS):
             src_texts, trg_texts = zip(*chunk)
             probabilities = pair_filter.probabilities(columns[0].rows(pairs, src_texts),
                                                       columns[1].rows(pairs, trg_texts))
-            for p, s, t in zip(probabilities.tolist(), src_texts, trg_texts):
-                if threshold is None or p > threshold:
+            matches = languages.matches(src_texts, trg_texts) if languages else None
+            for index, (p, s, t) in enumerate(zip(probabilities.tolist(), src_texts, trg_texts)):
+                if matches is not None and not matches[index]:
+                    wrong_language += 1
+                elif threshold is None or p > threshold:
                     out.write(f"{p:.6f}\t{s}\t{t}\n")
                     kept += 1
             pairs += len(chunk)
             bar.update(len(chunk))
         for column in columns:
             column.check_used(pairs)
-    return ScoreReport(pairs, kept)
+    return ScoreReport(pairs, kept, wrong_language)

@@ -20,9 +20,9 @@ NOTES_SHOWN = ".notes-shown"
 # runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
 COMMAND_MODULES = {
     "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
-    "eval": "evaluate", "filter": "filter", "knn": "knn", "mine": "mine", "models": "models",
-    "paraphrase": "paraphrase", "preprocess": "embed", "score": "score", "serve": "serve",
-    "train": "train",
+    "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
+    "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
+    "serve": "serve", "train": "train",
 }
 
 

@@ -6,7 +6,8 @@ import functools
 import click
 
 from .common import encoder_loader, examples, main, model_options, side_loaders
-from .options import dim_option, fp16_option, quiet_option, side_model_options
+from .options import (dim_option, fp16_option, lid_model_option, quiet_option,
+                      side_model_options)
 
 
 @main.group("filter")
@@ -98,18 +99,27 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
               help="prob<TAB>src<TAB>trg lines, in input order ('-': standard output).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None,
               help="Write only the pairs whose probability is above this (default: every pair).")
+@click.option("--lid-filter", is_flag=True,
+              help="Also drop the pairs whose source is not identified as --src-lang or whose "
+                   "target is not identified as --trg-lang (language ID).")
+@lid_model_option
 @model_options
 @quiet_option
-def score_command(pairs, src, trg, filter_dir, output, threshold, quiet, **model):
+def score_command(pairs, src, trg, filter_dir, output, threshold, lid_filter, lid_model, quiet,
+                  **model):
     """Score the pairs of PAIRS (src<TAB>trg, or score<TAB>src<TAB>trg as `laser mine` writes)."""
     from ..apps.pair_files import score_file
     from ..apps.pair_filter import PairFilter
     from ..io.atomic import check_output_path
+    from ..lid.check import LanguagePair
     check_output_path(output)
+    languages = LanguagePair.of(src.lang, trg.lang, lid_model) if lid_filter else None
     pair_filter = PairFilter.load(filter_dir)
     space = pair_filter.model.space
     encoders = tuple(encoder_loader(model, side.lang, space, side.model) for side in (src, trg))
     report = score_file(pair_filter, pairs, output, src, trg, encoders, threshold,
-                        progress=not quiet)
+                        progress=not quiet, languages=languages)
     if not quiet:
-        click.echo(f"scored {report.pairs} pairs, wrote {report.kept} to {output}", err=True)
+        dropped = (f" ({report.wrong_language} dropped by --lid-filter)" if languages else "")
+        click.echo(f"scored {report.pairs} pairs, wrote {report.kept} to {output}{dropped}",
+                   err=True)

@@ -1,6 +1,8 @@
 """`laser mine`: the official `mine_bitexts.py` options and results, with exact blocked k-NN."""
 from __future__ import annotations
 
+from typing import Optional
+
 import click
 
 from ..errors import LaserError
@@ -9,7 +11,7 @@ from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from .common import examples, main, model_options, side_loaders
-from .options import approximate_options, bitext_inputs, ray_options
+from .options import approximate_options, bitext_inputs, lid_model_option, ray_options
 
 
 def _warn(message: str) -> None:
@@ -23,6 +25,18 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
     if mode == "mine" and threshold and (retrieval != "max" or candidates):
         _warn("--threshold is applied only to the pairs of --retrieval max, "
               "as in the official tool")
+
+
+def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str]):
+    """The languages --lid-filter checks the pairs against (None without it)."""
+    if not lid_filter:
+        if lid_model:
+            raise LaserError("--lid-model goes with --lid-filter")
+        return None
+    if mode != "mine":
+        raise LaserError("--lid-filter goes with --mode mine")
+    from ..lid.check import LanguagePair
+    return LanguagePair.of(src.lang, trg.lang, lid_model)
 
 
 def _ray_search(distributed, options, output: str):
@@ -71,11 +85,15 @@ def _ray_search(distributed, options, output: str):
               help="Text encoding (only UTF-8; accepted for compatibility).")
 @click.option("--gpu", is_flag=True, hidden=True, help="Accepted for compatibility; ignored.")
 @click.option("--verbose", is_flag=True, help="Progress bars, counts and a summary of the written scores on stderr.")
+@click.option("--lid-filter", is_flag=True,
+              help="Drop mined pairs whose source is not identified as --src-lang or whose "
+                   "target is not identified as --trg-lang (language ID; --mode mine).")
+@lid_model_option
 @model_options
 @ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
-                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, distributed,
-                 **model):
+                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, lid_filter,
+                 lid_model, distributed, **model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does."""
     from ..io.atomic import check_output_path
     from ..mining.corpus import scan_corpus
@@ -85,6 +103,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     from ..mining.summary import ScoreSummary
     from ..search.inputs import work_dir
     _check_options(mode, retrieval, threshold, candidates, encoding)
+    languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
     check_output_path(output)
     src_corpus = scan_corpus(src.text, unify, legacy_line_map)
@@ -96,10 +115,16 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     with bitext_vectors(src_corpus, trg_corpus, src, trg, encoders, work_dir(output)) as (x, y):
         pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose,
                      search=_ray_search(distributed, options, output))
+    if languages:
+        from ..mining.language_filter import language_filtered
+        pairs, wrong_language = language_filtered(pairs, src_corpus, trg_corpus, languages)
     write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode)
     if verbose:
         click.echo(f" - {src.text}: {src_corpus.lines} lines, {src_corpus.sentences} sentences "
                    f"searched; {trg.text}: {trg_corpus.lines} lines, {trg_corpus.sentences} "
                    "sentences searched", err=True)
+        if languages:
+            click.echo(f" - dropped {wrong_language} pairs whose source or target is identified "
+                       "as another language (--lid-filter)", err=True)
         click.echo(f" - wrote {len(pairs)} lines to {output}", err=True)
         click.echo(f" - {ScoreSummary.of(pairs.score).line()}", err=True)

@@ -101,3 +101,9 @@ def ray_options(command):
                                      work_dir=work_dir)
         return command(*args, distributed=distributed, **kwargs)
     return wrapper
+
+
+lid_model_option = click.option(
+    "--lid-model", type=click.Path(dir_okay=False), default=None,
+    help="A fastText language-ID model (labels __label__xxx_Scrp: GlotLID, OpenLID, NLLB's "
+         "LID-218) instead of the shipped one.")

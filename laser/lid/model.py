@@ -67,6 +67,11 @@ def _entries(f: BinaryIO) -> Iterator[str]:
         buffer = buffer[end + 1 + ENTRY_TAIL:]
 
 
+def _one_line(line: str) -> str:
+    """The line's words joined by single spaces (fastText reads one line up to its newline)."""
+    return " ".join(line.split())
+
+
 def _strip(label: str) -> str:
     return label[len(LABEL_PREFIX):] if label.startswith(LABEL_PREFIX) else label
 
@@ -84,12 +89,11 @@ class LanguageIdentifier:
     def identify(self, lines: Iterable[str], top: int = 1) -> list[list[Guess]]:
         """The `top` likeliest languages of each line, likeliest first (a line without any
         text: one Guess `und` with probability 0)."""
-        texts = [" ".join(line.split()) for line in lines]
-        labels, probabilities = self._model.multilinePredict(
-            [text + "\n" for text in texts], top, 0.0, "replace")
-        return [[Guess(UNDETERMINED, 0.0)] if not text else
-                [Guess(label[len(LABEL_PREFIX):], min(float(p), 1.0)) for label, p in zip(ls, ps)]
-                for text, ls, ps in zip(texts, labels, probabilities)]
+        predict = self._model.predict
+        return [[Guess(_strip(label), min(probability, 1.0))
+                 for probability, label in predict(text + "\n", top, 0.0, "replace")]
+                if text else [Guess(UNDETERMINED, 0.0)]
+                for text in map(_one_line, lines)]
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""
@@ -97,8 +101,8 @@ class LanguageIdentifier:
 
 
 def _load(path: str):
-    """The fastText model behind fasttext-predict's Python wrapper (its multilinePredict takes
-    the lines as they are: the wrapper's per-line check costs more than the prediction)."""
+    """The fastText model behind the Python wrapper of fasttext-predict (or of fasttext: both
+    install the module): its `predict` gives (probability, label) pairs for one line."""
     from fasttext_pybind import fasttext
 
     model = fasttext()

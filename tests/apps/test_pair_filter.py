@@ -225,3 +225,18 @@ def test_cli_train_refuses_an_unwritable_folder_before_any_work(tmp_path):
     line = one_error_line(run("filter", "train", pairs, "--src-lang", "fr", "--trg-lang", "en",
                               "-o", tmp_path / "no" / "f", "--model", "/no/such/model"))
     assert "output directory does not exist" in line
+
+
+@pytest.mark.slow
+def test_cli_score_lid_filter_drops_and_counts_the_pairs_of_other_languages(tmp_path, cli_filter):
+    pairs = dev_pairs("fra", 6, skip=TRAIN)
+    german = dev_pairs("deu", 3)
+    mixed = pairs + german
+    mined = write_tsv(tmp_path / "mined.tsv", [(1.1, s, t) for s, t in mixed])
+    out = tmp_path / "kept.tsv"
+    result = run("filter", "score", mined, cli_filter, "--src-lang", "fr", "--trg-lang", "en",
+                 "-o", out, "--lid-filter")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == f"scored 9 pairs, wrote 6 to {out} (3 dropped by --lid-filter)"
+    assert [line.split("\t")[1:] for line in out.read_text(encoding="utf-8").splitlines()] == \
+        [list(pair) for pair in pairs]

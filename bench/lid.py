@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Language ID side by side: the shipped model (or --model) against py3langid, pycld2 and lingua
+on lines none of them trained on, accuracy and speed in one run.
+
+    make bench-lid        # builds bench/.venv-lid (the three packages), then runs:
+    bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
+        [--model FILE] [--laser "/path/to/python -m laser"] [--markdown OUT.md]
+
+Held-out sets: the corpus dev split (every language; the recipe never trains on a dev line) and
+the FLORES-200 dev sentences among SIB-200's rows (index_id < 997; neither the corpus nor the
+recipe holds them). A package's languages are those of a set it can name (its codes mapped to
+ISO 639-3, macrolanguages to the member the set uses); on them, macro accuracy (the mean over
+languages of the share of lines named right; language only, not script) of the package and of
+the model on the same lines. Then the model over every language of the corpus dev split, its
+per-language F1 and its most frequent confusions.
+
+Speed: each identifier in this process on one core (lines/s over the corpus dev lines), and
+`laser lid` end to end as a subprocess on 100,000 dev lines (cycled): lines per second of wall
+time and per second of CPU time (user + system of the process: lines/s per core).
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from laser.lid.corpus import corpus_files, flores_dev_rows, language_of, pairs  # noqa: E402
+from laser.lid.model import LanguageIdentifier  # noqa: E402
+from laser.text.flores import MACROLANGUAGES  # noqa: E402
+from laser.text.languages import iso_table  # noqa: E402
+
+SPEED_LINES = 100_000
+# Old or regional codes the packages still print, as ISO 639-1.
+OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
+             "zh-hans": "zh"}
+
+Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
+
+
+def iso3_of(code: str, known: set[str]) -> str:
+    """An ISO 639-1/2/3 code as the ISO 639-3 code the held-out sets use (a macrolanguage as its
+    usual member, unless the sets have the macrolanguage itself)."""
+    code = OLD_CODES.get(code.lower(), code.lower()).split("-")[0].split("_")[0]
+    if len(code) == 2:
+        threes = sorted(three for three, two in iso_table().items()
+                        if two == code and len(three) == 3)
+        code = next((three for three in threes if three in known or three in MACROLANGUAGES),
+                    threes[0] if threes else code)
+    if code not in known and code in MACROLANGUAGES:
+        code = MACROLANGUAGES[code]
+    return code
+
+
+def held_out(corpus: Path, sib200: Path, per_language: int) -> dict[str, dict[str, list[str]]]:
+    """Set name -> ISO 639-3 language -> lines (at most `per_language` of each)."""
+    dev = {language_of(path): [foreign for foreign, _ in pairs(path)][:per_language]
+           for path in corpus_files(corpus, "dev")}
+    dev = {language: lines for language, lines in dev.items() if lines}
+    flores = {code.split("_")[0]: lines[:per_language]
+              for code, lines in flores_dev_rows(sib200).items()}
+    return {"corpus dev": dev, "FLORES dev (SIB-200)": flores}
+
+
+def ours(model: LanguageIdentifier) -> Identify:
+    return lambda lines: [code.split("_")[0] for code in model.best(lines)]
+
+
+def py3langid_identify(known: set[str]) -> tuple[Identify, set[str]]:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier as Langid
+    identifier = Langid.from_pickled_model(MODEL_FILE)
+    languages = {iso3_of(code, known) for code in identifier.nb_classes}
+    return (lambda lines: [iso3_of(identifier.classify(line)[0], known) for line in lines],
+            languages)
+
+
+def pycld2_identify(known: set[str]) -> tuple[Identify, set[str]]:
+    import pycld2
+
+    def one(line: str) -> str:
+        try:
+            reliable, _, details = pycld2.detect(line)
+        except pycld2.error:
+            return ""
+        code = details[0][1]
+        return "" if code == "un" else iso3_of(code, known)
+
+    languages = {iso3_of(code, known) for _, code in pycld2.LANGUAGES
+                 if code != "un"} & {iso3_of(code, known) for code in _cld2_detected()}
+    return (lambda lines: [one(line) for line in lines]), languages
+
+
+def _cld2_detected() -> list[str]:
+    import pycld2
+    names = {name.upper() for name in pycld2.DETECTED_LANGUAGES}
+    return [code for name, code in pycld2.LANGUAGES if name.upper() in names]
+
+
+def lingua_identify(known: set[str]) -> tuple[Identify, set[str]]:
+    from lingua import Language, LanguageDetectorBuilder
+    detector = LanguageDetectorBuilder.from_all_languages().build()
+    languages = {iso3_of(language.iso_code_639_3.name, known) for language in Language.all()}
+
+    def one(language) -> str:
+        return "" if language is None else iso3_of(language.iso_code_639_3.name, known)
+
+    return (lambda lines: [one(detector.detect_language_of(line)) for line in lines]), languages
+
+
+def predictions(identify: Identify, sets: dict, languages: Optional[set[str]] = None):
+    """Set -> language -> predicted codes, and the lines/s of `identify` (one core)."""
+    found: dict[str, dict[str, list[str]]] = {}
+    lines = seconds = 0.0
+    for name, by_language in sets.items():
+        found[name] = {}
+        for language, texts in by_language.items():
+            if languages is not None and language not in languages:
+                continue
+            started = time.process_time()
+            found[name][language] = identify(texts)
+            seconds += time.process_time() - started
+            lines += len(texts)
+    return found, lines / seconds if seconds else 0.0
+
+
+def macro_accuracy(found: dict[str, list[str]], languages: set[str]) -> tuple[float, int]:
+    scores = [sum(code == language for code in codes) / len(codes)
+              for language, codes in found.items() if language in languages and codes]
+    return (sum(scores) / len(scores) if scores else 0.0), len(scores)
+
+
+def f1_by_language(found: dict[str, list[str]]) -> dict[str, float]:
+    """Per-language F1 of one set's predictions (precision over every line of the set)."""
+    predicted = Counter(code for codes in found.values() for code in codes)
+    scores = {}
+    for language, codes in found.items():
+        right = sum(code == language for code in codes)
+        precision = right / predicted[language] if predicted[language] else 0.0
+        recall = right / len(codes)
+        scores[language] = 2 * precision * recall / (precision + recall) if right else 0.0
+    return scores
+
+
+def confusions(found: dict[str, list[str]], count: int) -> list[tuple[str, str, int, int]]:
+    """The most frequent (true, predicted) pairs: (true, predicted, times, lines of true)."""
+    pairs_ = Counter((language, code) for language, codes in found.items()
+                     for code in codes if code != language)
+    return [(true, predicted, times, len(found[true]))
+            for (true, predicted), times in pairs_.most_common(count)]
+
+
+def laser_lid_speed(laser: list[str], sets: dict, lid_model: Optional[str]) -> tuple[float, float]:
+    """`laser lid` on SPEED_LINES lines as a subprocess: (lines/s of wall time, of CPU time)."""
+    lines = itertools.islice(itertools.cycle(
+        [line for texts in sets["corpus dev"].values() for line in texts]), SPEED_LINES)
+    with tempfile.TemporaryDirectory() as directory:
+        source = Path(directory) / "lines.txt"
+        source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        command = laser + ["lid", str(source), "-o", str(Path(directory) / "out.tsv"), "-q"]
+        command += ["--lid-model", lid_model] if lid_model else []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(command, check=True)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return SPEED_LINES / wall, SPEED_LINES / cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("sib200", type=Path)
+    parser.add_argument("--model", help="a fastText language-ID file (default: the shipped one)")
+    parser.add_argument("--laser", default=f"{sys.executable} -m laser",
+                        help="the command that runs laser, for the end-to-end speed")
+    parser.add_argument("--per-language", type=int, default=1000)
+    parser.add_argument("--markdown", type=Path, help="also write the tables here")
+    args = parser.parse_args()
+
+    sets = held_out(args.corpus, args.sib200, args.per_language)
+    known = set(sets["corpus dev"]) | set(sets["FLORES dev (SIB-200)"])
+    model = LanguageIdentifier(args.model)
+    ours_found, ours_speed = predictions(ours(model), sets)
+    out: list[str] = []
+    out.append("| package | set | languages | its macro accuracy | the model's | "
+               "package lines/s (one core) |")
+    out.append("|---|---|---:|---:|---:|---:|")
+    for name, make in (("py3langid", py3langid_identify), ("pycld2", pycld2_identify),
+                       ("lingua", lingua_identify)):
+        identify, languages = make(known)
+        found, speed = predictions(identify, sets, languages)
+        for set_name in sets:
+            theirs, count = macro_accuracy(found[set_name], languages)
+            mine, _ = macro_accuracy(ours_found[set_name], languages)
+            out.append(f"| {name} | {set_name} | {count} | {theirs:.1%} | {mine:.1%} | "
+                       f"{speed:,.0f} |")
+        print("\n".join(out[-2:]), file=sys.stderr)
+    dev = ours_found["corpus dev"]
+    overall, count = macro_accuracy(dev, set(dev))
+    flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
+    wall, per_core = laser_lid_speed(shlex.split(args.laser), sets, args.model)
+    out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%}; "
+            f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
+            f"{ours_speed:,.0f} lines/s on one core; `laser lid` end to end on {SPEED_LINES:,} "
+            f"lines: {wall:,.0f} lines/s of wall time, {per_core:,.0f} lines/s per core (CPU "
+            "time).", "", "Per-language F1 on the corpus dev split (worst first):", "",
+            "| language | lines | accuracy | F1 |", "|---|---:|---:|---:|"]
+    f1 = f1_by_language(dev)
+    for language in sorted(f1, key=lambda code: (f1[code], code)):
+        accuracy = sum(code == language for code in dev[language]) / len(dev[language])
+        out.append(f"| {language} | {len(dev[language])} | {accuracy:.1%} | {f1[language]:.3f} |")
+    out += ["", "Most frequent confusions on the corpus dev split:", "",
+            "| language | read as | lines | of |", "|---|---|---:|---:|"]
+    out += [f"| {true} | {predicted} | {times} | {total} |"
+            for true, predicted, times, total in confusions(dev, 25)]
+    text = "\n".join(out) + "\n"
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
