@@ -80,7 +80,7 @@ def ours(model: LanguageIdentifier) -> Identify:
 
 def py3langid_identify(known: set[str]) -> tuple[Identify, set[str]]:
     from py3langid.langid import MODEL_FILE, LanguageIdentifier as Langid
-    identifier = Langid.from_pickled_model(MODEL_FILE)
+    identifier = Langid.from_model_file(MODEL_FILE)
     languages = {iso3_of(code, known) for code in identifier.nb_classes}
     return (lambda lines: [iso3_of(identifier.classify(line)[0], known) for line in lines],
             languages)
@@ -110,7 +110,8 @@ def _cld2_detected() -> list[str]:
 
 def lingua_identify(known: set[str]) -> tuple[Identify, set[str]]:
     from lingua import Language, LanguageDetectorBuilder
-    detector = LanguageDetectorBuilder.from_all_languages().build()
+    builder = LanguageDetectorBuilder.from_all_languages()
+    detector = builder.with_preloaded_language_models().build()
     languages = {iso3_of(language.iso_code_639_3.name, known) for language in Language.all()}
 
     def one(language) -> str:

@@ -25,6 +25,7 @@ from .models.checkpoint import bilstm_checkpoint
 from .models.files import ModelFiles
 from .models.preprocessing import Preprocessor, preprocessor_for
 from .models.resolve import official_model_dir, resolve_model
+from .lid.model import line_languages
 
 DEFAULT_MAX_TOKENS = 12000
 
@@ -151,15 +152,32 @@ class Encoder:
             return self.model
         return torch_batch_runner(self.model, self.device)
 
-    def prepare(self, sentences: Sequence[str], lang: str) -> list[list[int]]:
-        """Raw sentences of one language to the id sequences the network reads (the whole
-        preprocessing: text stage, subwords, ids); `encode_ids` embeds them."""
+    def prepare(self, sentences: Sequence[str],
+                lang: Union[str, Sequence[str]]) -> list[list[int]]:
+        """Raw sentences to the id sequences the network reads (the whole preprocessing: text
+        stage, subwords, ids); `encode_ids` embeds them. `lang`: the sentences' language,
+        `auto` (each sentence's language identified: `laser.lid`) or one language per sentence;
+        each sentence is preprocessed as its language."""
+        sentences = _sentence_list(sentences)
+        languages = line_languages(sentences, lang)
+        if languages is None:
+            return self._prepare_one_language(sentences, lang)
+        ids: list[list[int]] = [[] for _ in sentences]
+        for code, indices in _indices_by_language(languages).items():
+            prepared = self._prepare_one_language([sentences[i] for i in indices], code)
+            for index, sequence in zip(indices, prepared):
+                ids[index] = sequence
+        return ids
+
+    def _prepare_one_language(self, sentences: list[str], lang: str) -> list[list[int]]:
         if not isinstance(lang, str) or not lang.strip():
             raise LaserError(f"lang must be a language code such as 'en' or 'deu', not {lang!r}")
-        return self.bpe_ids(self.preprocessor(_sentence_list(sentences), lang))
+        return self.bpe_ids(self.preprocessor(sentences, lang))
 
-    def encode(self, sentences: Union[str, Sequence[str]], lang: str) -> np.ndarray:
-        """Embed raw sentences of one language: (n, dim) float32, or (dim,) for a single string."""
+    def encode(self, sentences: Union[str, Sequence[str]],
+               lang: Union[str, Sequence[str]]) -> np.ndarray:
+        """Embed raw sentences of one language (or `auto`, or one language per sentence: see
+        `prepare`): (n, dim) float32, or (dim,) for a single string."""
         single = isinstance(sentences, str)
         embeddings = self.encode_ids(self.prepare([sentences] if single else sentences, lang))
         return embeddings[0] if single else embeddings
@@ -231,3 +249,11 @@ def check_device(name: str) -> str:
         if not torch.cuda.is_available():
             raise LaserError("CUDA was asked for but no CUDA device is available")
     return name
+
+
+def _indices_by_language(languages: Sequence[str]) -> dict[str, list[int]]:
+    """The positions of each language's sentences, languages in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for index, language in enumerate(languages):
+        groups.setdefault(language, []).append(index)
+    return groups

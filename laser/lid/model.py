@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Optional
+from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
 
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
@@ -117,3 +117,18 @@ def _load(path: str):
 def identifier(path: Optional[str] = None) -> LanguageIdentifier:
     """A loaded model, kept for the process (the shipped one when `path` is None)."""
     return LanguageIdentifier(path)
+
+
+AUTO = "auto"  # --lang auto: each line's language identified by the shipped model
+
+
+def line_languages(lines: Sequence[str], lang: str | Sequence[str]) -> Optional[list[str]]:
+    """Each line's language when `lang` is `auto` (identified) or a sequence (one per line);
+    None when `lang` is one language for every line."""
+    if isinstance(lang, str):
+        return identifier().best(lines) if lang == AUTO else None
+    languages = list(lang)
+    if len(languages) != len(lines):
+        raise LaserError(f"{len(languages)} languages for {len(lines)} sentences: give one "
+                         "language, 'auto', or one per sentence")
+    return languages
