@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -156,3 +157,36 @@ def one_error_line(result) -> str:
     line, = result.stderr.splitlines()
     assert line.startswith("laser: error: ") and "Traceback" not in result.output
     return line
+
+
+@pytest.fixture
+def syncs(monkeypatch) -> list[tuple[str, object]]:
+    """What is made durable, in order: ("fsync", (device, inode)) and ("replace", absolute
+    target), recorded by wrappers of `os.fsync` and `os.replace` that still do their work."""
+    events: list[tuple[str, object]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        status = os.fstat(fd)
+        real_fsync(fd)
+        events.append(("fsync", (status.st_dev, status.st_ino)))
+
+    def replace(source, target, **options):
+        real_replace(source, target, **options)
+        events.append(("replace", os.path.abspath(target)))
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return events
+
+
+def assert_durable(syncs: list, path: Path) -> None:
+    """`path` was renamed into place after its own inode was fsynced, and its directory was
+    fsynced after the rename (as SQLite commits a file)."""
+    def identity(synced: Path) -> tuple[int, int]:
+        status = os.stat(synced)
+        return status.st_dev, status.st_ino
+    renamed = max(at for at, event in enumerate(syncs)
+                  if event == ("replace", os.path.abspath(path)))  # the last rename is its own
+    assert ("fsync", identity(path)) in syncs[:renamed], f"{path} not synced before its rename"
+    assert ("fsync", identity(path.parent)) in syncs[renamed + 1:], \
+        f"{path.parent} not synced after {path.name} was renamed into it"
