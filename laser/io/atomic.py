@@ -118,7 +118,7 @@ def check_replaceable(path: str | os.PathLike) -> None:
 def _refuse_read_only(path: str | os.PathLike, status: os.stat_result) -> None:
     if stat.S_ISREG(status.st_mode) and read_only(status):
         raise LaserError(f"{path}: read-only (mode {stat.S_IMODE(status.st_mode):04o}), not "
-                         "replaced; make it writable (chmod u+w) or write elsewhere")
+                         "replaced; make it writable or write elsewhere")
 
 
 def read_only(status: os.stat_result) -> bool:
