@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pickle
+import traceback
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -23,6 +26,7 @@ MINING_FIXTURES = DATA / "mining"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                  reason="torch is not installed (the light install)")
 CORPUS_SAMPLE = DATA / "corpus"
+NOBODY = 65534  # the uid and gid a test drops root for
 
 
 def fixture_language(stem: str) -> str:
@@ -190,3 +194,34 @@ def assert_durable(syncs: list, path: Path) -> None:
     assert ("fsync", identity(path)) in syncs[:renamed], f"{path} not synced before its rename"
     assert ("fsync", identity(path.parent)) in syncs[renamed + 1:], \
         f"{path.parent} not synced after {path.name} was renamed into it"
+
+
+def as_nobody(work: Callable[[], object], groups: tuple[int, ...] = ()) -> object:
+    """`work()` in a forked child that dropped root for uid and gid 65534 (`nobody`, also in
+    `groups`); its result comes back through a pipe. A fork, not a new interpreter, so the
+    child needs no access to where Python is installed; run `work` once as root first, so that
+    everything it imports is imported before root is dropped."""
+    if os.geteuid() != 0:
+        pytest.skip("dropping privileges needs root; this run is unprivileged already")
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        outcome: tuple = ("error", "")
+        try:
+            os.close(readable)
+            os.setgroups(list(groups))
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            outcome = ("ok", work())
+        except BaseException:  # noqa: BLE001 - every failure goes back to the test
+            outcome = ("error", traceback.format_exc())
+        finally:
+            with os.fdopen(writable, "wb") as pipe:
+                pickle.dump(outcome, pipe)
+            os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as pipe:
+        status, value = pickle.load(pipe)
+    os.waitpid(child, 0)
+    assert status == "ok", value
+    return value

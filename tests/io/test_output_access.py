@@ -6,21 +6,18 @@ dropped root (a fork, not a new interpreter: it needs no access to where Python 
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 import stat
 import tempfile
-import traceback
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from conftest import PARITY, PARITY_MODEL, laser_ok, one_error_line, run_laser
+from conftest import (NOBODY, PARITY, PARITY_MODEL, as_nobody, laser_ok, one_error_line,
+                      run_laser)
 
 ENGLISH = PARITY / "inputs" / "en.txt"
 ENGLISH_NPY = PARITY / "expected" / "en.npy"
-NOBODY = 65534
 USERS = 100  # a group `nobody` is made a member of in the child
 ROOT_GROUP = 0  # a group it is not
 
@@ -130,36 +127,6 @@ def test_a_read_only_sidecar_is_refused_before_its_output_is_replaced(tmp_path, 
                         PARITY_MODEL))
     assert f"{sidecar}: read-only (mode 0444), not replaced" in one_error_line(result)
     assert (untouched(output), untouched(sidecar)) == before
-
-
-def as_nobody(work: Callable[[], object], groups: tuple[int, ...] = ()) -> object:
-    """`work()` in a forked child that dropped root for uid and gid 65534 (`nobody`, also in
-    `groups`); its result comes back through a pipe. Run `work` once as root first, so that
-    everything it imports is imported before root is dropped."""
-    if os.geteuid() != 0:
-        pytest.skip("dropping privileges needs root; this run is unprivileged already")
-    readable, writable = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        outcome: tuple = ("error", "")
-        try:
-            os.close(readable)
-            os.setgroups(list(groups))
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            outcome = ("ok", work())
-        except BaseException:  # noqa: BLE001 - every failure goes back to the test
-            outcome = ("error", traceback.format_exc())
-        finally:
-            with os.fdopen(writable, "wb") as pipe:
-                pickle.dump(outcome, pipe)
-            os._exit(0)
-    os.close(writable)
-    with os.fdopen(readable, "rb") as pipe:
-        status, value = pickle.load(pipe)
-    os.waitpid(child, 0)
-    assert status == "ok", value
-    return value
 
 
 @pytest.fixture
