@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pickle
+import signal
 import traceback
 from pathlib import Path
 from typing import Callable
@@ -27,6 +28,7 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                  reason="torch is not installed (the light install)")
 CORPUS_SAMPLE = DATA / "corpus"
 NOBODY = 65534  # the uid and gid a test drops root for
+CHILD_SECONDS = 120  # the longest a forked child of `as_nobody` may run
 
 
 def fixture_language(stem: str) -> str:
@@ -208,6 +210,7 @@ def as_nobody(work: Callable[[], object], groups: tuple[int, ...] = ()) -> objec
     if child == 0:  # pragma: no cover - the child reports through the pipe
         outcome: tuple = ("error", "")
         try:
+            signal.alarm(CHILD_SECONDS)  # a child stuck (a lock held at the fork) dies, not waits
             os.close(readable)
             os.setgroups(list(groups))
             os.setgid(NOBODY)
@@ -221,7 +224,9 @@ def as_nobody(work: Callable[[], object], groups: tuple[int, ...] = ()) -> objec
             os._exit(0)
     os.close(writable)
     with os.fdopen(readable, "rb") as pipe:
-        status, value = pickle.load(pipe)
-    os.waitpid(child, 0)
+        report = pipe.read()
+    _, exit_status = os.waitpid(child, 0)
+    assert report, f"the child ended without a report (wait status {exit_status})"
+    status, value = pickle.loads(report)
     assert status == "ok", value
     return value
