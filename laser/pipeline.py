@@ -16,7 +16,10 @@ from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import check_sidecar_replaceable, write_sidecar
-from .io.text import check_input, count_lines, read_lines
+from .io.text import check_input, count_lines, is_regular_file, read_lines
+from .lid.files import LidOptions, identify_file
+from .lid.model import shipped_model_path
+from .text.languages import AUTO
 from .progress import progress_bar, shows_progress
 from .version import __version__
 
@@ -54,6 +57,7 @@ class EmbedOptions:
     encode: ChunkEncoder = encode_sentences
     rows: str = "sentences"  # what a row is, recorded in the sidecar
     prefetch: bool = True  # preprocess the next chunk in a background thread while one encodes
+    lang_out: Optional[str] = None  # with lang `auto`: each line's identified language, here
 
 
 @dataclass
@@ -80,6 +84,7 @@ class EmbedReport:
     quantize: Optional[str]  # None: float32 weights; int8: dynamically quantized network
     runtime: str  # what ran the network: torch VERSION, or onnxruntime VERSION (int8 BiLSTMs)
     rows_are: str = "sentences"
+    lid_model: Optional[str] = None  # with lang `auto`: the language-ID model that chose them
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
 
@@ -186,6 +191,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     check_job(input_path, output_path)
     if options.provenance:
         check_sidecar_replaceable(output_path)
+    check_lang_out(input_path, options)
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
@@ -194,9 +200,24 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
+        lid_model=shipped_model_path().name if options.lang == AUTO else None,
         seconds=time.perf_counter() - started)
     finish_report(report, options)
+    if options.lang_out:
+        identify_file(input_path, options.lang_out, LidOptions(progress=False))
     return report
+
+
+def check_lang_out(input_path: str, options: EmbedOptions) -> None:
+    """--lang-out goes with --lang auto and an input that can be read twice."""
+    if not options.lang_out:
+        return
+    if options.lang != AUTO:
+        raise LaserError("--lang-out goes with --lang auto")
+    if not is_regular_file(input_path):
+        raise LaserError("--lang-out reads INPUT again after embedding it: give a file, not "
+                         "a pipe or '-'")
+    check_output_path(options.lang_out)
 
 
 def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None:

@@ -64,22 +64,30 @@ def held_out_keys(dev: dict[str, list[str]], sib200: Path | None) -> set[str]:
 
 
 def clean_train(train: dict[str, list[str]], held_out: set[str]) -> dict[str, list[str]]:
-    """Dedup per label; drop held-out lines, lines shared by labels, rare secondary scripts."""
+    """Dedup per label; drop held-out lines, rare secondary scripts, and lines shared by labels
+    (unless that leaves a label without lines: Kapampangan's are all Pampanga's too)."""
     labels_of_key: dict[str, set[str]] = defaultdict(set)
     for label, lines in train.items():
         for line in lines:
             labels_of_key[key(line)].add(label)
     cleaned = {}
     for label, lines in train.items():
-        seen: set[str] = set()
-        kept = []
-        for line in lines:
-            k = key(line)
-            if k and k not in seen and k not in held_out and len(labels_of_key[k]) == 1:
-                seen.add(k)
-                kept.append(line)
-        cleaned[label] = kept
+        unique = deduplicated(lines, held_out)
+        cleaned[label] = [line for line in unique if len(labels_of_key[key(line)]) == 1] or unique
     return keep_main_scripts(cleaned)
+
+
+def deduplicated(lines: list[str], held_out: set[str]) -> list[str]:
+    """The first of each distinct line (by `key`), held-out lines and lines without letters left
+    out."""
+    seen: set[str] = set()
+    kept = []
+    for line in lines:
+        k = key(line)
+        if k and k not in seen and k not in held_out:
+            seen.add(k)
+            kept.append(line)
+    return kept
 
 
 def keep_main_scripts(by_label: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -148,15 +156,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--floor", type=int, default=1500)
-    parser.add_argument("--cap", type=int, default=8000)
+    parser.add_argument("--cap", type=int, default=6000)
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--epoch", type=int, default=5)
     parser.add_argument("--lr", type=float, default=0.8)
     parser.add_argument("--minn", type=int, default=2)
-    parser.add_argument("--maxn", type=int, default=5)
-    parser.add_argument("--word-ngrams", type=int, default=1)
+    parser.add_argument("--maxn", type=int, default=4)
+    parser.add_argument("--word-ngrams", type=int, default=2)
     parser.add_argument("--bucket", type=int, default=1_000_000)
-    parser.add_argument("--cutoff", type=int, default=150_000, help="rows kept by quantization")
+    parser.add_argument("--cutoff", type=int, default=100_000, help="rows kept by quantization")
     parser.add_argument("--dsub", type=int, default=2)
     parser.add_argument("--no-quantize", action="store_true")
     args = parser.parse_args()

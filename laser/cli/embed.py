@@ -15,14 +15,19 @@ from .options import ray_options
 @main.command(epilog=examples(
     "laser embed <(zcat corpus.de.gz) -o de.npy --lang de --model laser2",
     "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
-    "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max"))
+    "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max",
+    "laser embed mixed.txt -o mixed.npy --lang auto --lang-out mixed.lang"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file (.npy, or headerless with --format raw); '-': standard output "
                    "(then no OUTPUT.json).")
 @click.option("--lang", "-l", required=True,
               help="Language: FLORES-200 code, ISO 639-1 or 639-3 code or English name "
-                   "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model.")
+                   "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model. "
+                   "auto: each line's language identified (docs/language-id.md) and the line "
+                   "preprocessed as it.")
+@click.option("--lang-out", type=click.Path(dir_okay=False), default=None,
+              help="With --lang auto: write each line's identified language here, one per line.")
 @model_options
 @click.option("--fp16", is_flag=True, help="Store float16 instead of float32.")
 @click.option("--format", "fmt", type=click.Choice(["npy", "raw"]), default="npy",
@@ -38,19 +43,27 @@ from .options import ray_options
               help="With --documents: how the sentence rows of a line are pooled.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
 @ray_options
-def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, distributed,
-          **options):
+def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, pooling, quiet,
+          distributed, **options):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
-    from ..pipeline import EmbedOptions, check_job, embed_file
+    from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
+    from ..text.languages import AUTO
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
+    if lang == AUTO and documents:
+        raise LaserError("--documents needs the documents' language: --lang auto identifies "
+                         "sentences, not documents")
+    if lang_out and distributed:
+        raise LaserError("--lang-out does not run on --ray yet; run `laser lid` beside it")
     check_job(input_path, output)
     options = {**split_model_options(options), "lang": lang, "quiet": quiet}
-    embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
+    embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
+                                 lang_out=lang_out)
+    check_lang_out(input_path, embed_options)
     if distributed:
         if documents:
             raise LaserError("--documents does not run on --ray yet; embed documents in one process")

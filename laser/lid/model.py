@@ -11,6 +11,7 @@ from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
 
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
+from ..text.languages import AUTO
 
 LABEL_PREFIX = "__label__"
 SHIPPED_FILE = "laser-lid.ftz"
@@ -117,9 +118,6 @@ def _load(path: str):
 def identifier(path: Optional[str] = None) -> LanguageIdentifier:
     """A loaded model, kept for the process (the shipped one when `path` is None)."""
     return LanguageIdentifier(path)
-
-
-AUTO = "auto"  # --lang auto: each line's language identified by the shipped model
 
 
 def line_languages(lines: Sequence[str], lang: str | Sequence[str]) -> Optional[list[str]]:

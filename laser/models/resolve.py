@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..errors import LaserError
 from .files import ModelFiles
-from ..text.languages import resolve
+from ..text.languages import AUTO, resolve
 from .languages import AmbiguousLanguage, official_language, official_model
 from .registry import (DEFAULT, find_model, load_manifest, missing_files, model_path,
                        shipped_model_dir)
@@ -46,8 +46,9 @@ def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
 
 def choose_model(request: ModelRequest) -> ModelChoice:
     """The model `request` means, by the precedence in the module docstring; an unknown
-    language is refused first, whatever the model."""
-    if request.lang:
+    language is refused first, whatever the model. With `auto` (each line's language
+    identified) no language chooses: the named model, else the shipped default."""
+    if request.lang and request.lang != AUTO:
         resolve(request.lang)
     if request.encoder or request.codes or request.spm:
         return ModelChoice(explicit_files(request))
@@ -55,7 +56,7 @@ def choose_model(request: ModelRequest) -> ModelChoice:
     if named:
         return ModelChoice(ModelFiles.from_dir(model_directory(named)))
     note = None
-    if request.lang:
+    if request.lang and request.lang != AUTO:
         official, note = installed_official_model(request.lang)
         if official is not None:
             return ModelChoice(ModelFiles.from_dir(named_model_dir(official)))

@@ -11,6 +11,7 @@ from importlib import resources
 from ..errors import LaserError
 
 LIST_HINT = "`laser models --languages` lists the supported languages"
+AUTO = "auto"  # --lang auto: each line's language identified (laser.lid), not one for all
 # Codes of the LASER (Tatoeba) data that are not current ISO 639-3 codes: Berber's collective
 # code (639-2/5), Coastal Kadazan's retired code and Tatoeba's Toki Pona.
 DATA_CODES = ("ber", "kzj", "toki")
