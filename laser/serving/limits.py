@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..text.languages import UnknownLanguage, resolve as resolve_language
+from ..text.languages import AUTO, UnknownLanguage, resolve as resolve_language
 
 
 @dataclass(frozen=True)
@@ -107,12 +107,15 @@ def checked_sentence(text: Any, where: str, limits: Limits, truncate: bool = Fal
 
 
 def language(value: Any, default: str = "en") -> str:
-    """A language code the preprocessing knows (ISO 639-1/3, FLORES-200 or English name)."""
+    """A language code the preprocessing knows (ISO 639-1/3, FLORES-200 or English name), or
+    `auto`: each sentence's language identified (laser.lid)."""
     if value is None:
         return default
     if not isinstance(value, str) or not value.strip():
         raise RequestError(422, f"'lang' must be a language code such as 'en' or 'deu', not "
                                 f"{value!r}")
+    if value == AUTO:
+        return value
     try:
         resolve_language(value)
     except UnknownLanguage as error:

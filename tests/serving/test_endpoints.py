@@ -127,3 +127,23 @@ def test_page_is_self_contained(server):
     answer = server.get("/")
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", answer.text)
+
+
+MIXED = ["Hello world.", "Das Buch liegt auf dem Tisch.", "我们明天早上去北京看朋友。",
+         "Η γάτα κοιμάται στον καναπέ."]
+
+
+@pytest.mark.parametrize("path, field", [("/embed", "inputs"), ("/v1/embeddings", "input")])
+def test_lang_auto_embeds_each_sentence_as_its_identified_language(server, default_encoder, path,
+                                                                   field):
+    expected = default_encoder.encode(MIXED, "auto")
+    body = {field: MIXED, "lang": "auto", **({"normalize": False} if path == "/embed" else {})}
+    answer = server.post(path, body)
+    assert answer.status_code == 200
+    rows = answer.json() if path == "/embed" else [item["embedding"]
+                                                    for item in answer.json()["data"]]
+    np.testing.assert_allclose(rows, expected, atol=1e-6)
+    named = default_encoder.encode(MIXED, ["en", "de", "zh", "el"])
+    np.testing.assert_allclose(rows, named, atol=1e-6)
+    vectorized = server.get("/vectorize", params={"q": MIXED[2], "lang": "auto"}).json()
+    np.testing.assert_allclose(vectorized["embedding"], named[2:3], atol=1e-6)
