@@ -96,7 +96,8 @@ def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     wheel = _wheel(_source_copy(tmp_path / "src"), tmp_path / "dist")
     # the light install: every language; no torch, scipy or onnx
     requirements = _requirements(wheel)
-    assert {"onnxruntime", "jieba", "mecab-python3", "ipadic"} <= requirements[""]
+    assert {"onnxruntime", "jieba", "mecab-python3", "ipadic", "fasttext-predict"} <= \
+        requirements[""]
     assert not {"torch", "scipy", "onnx"} & requirements[""]
     assert "torch" in requirements["torch"] and "scipy" in requirements["graph"]
     site = _installed(wheel, tmp_path / "site")
@@ -109,6 +110,9 @@ def test_wheel_ships_the_default_model_and_embeds_offline(tmp_path):
     default, = [line for line in listing if line.startswith("default (laser-default-v2) ")]
     assert "shipped" in default and str(site) in default
     assert (site / "laser" / "training" / "recipes" / "v2.json").is_file()  # laser train --recipe v2
+    identified = _run_installed(site, work, "lid", "in.txt", "-q")  # the packaged laser-lid.ftz
+    assert identified.returncode == 0, identified.stderr
+    assert [line.split("\t")[0] for line in identified.stdout.splitlines()] == ["deu_Latn"] * 2
 
 
 def test_sdist_carries_the_model_into_its_wheel(tmp_path):

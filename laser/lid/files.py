@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, TextIO
+from typing import Iterable, Optional, TextIO
 
 from ..io.atomic import atomic_text_output
 from ..io.text import batched, check_input, count_lines, read_lines
-from ..progress import progress_bar
+from ..progress import progress_bar, shows_progress
 from .model import Guess, identifier
 
 
@@ -44,7 +44,7 @@ def identify_file(input_path: str, output_path: str,
     check_input(input_path)
     model = identifier(options.model)
     started = time.perf_counter()
-    total = count_lines(input_path) if options.progress else None
+    total = count_lines(input_path) if shows_progress(options.progress) else None
     lines = 0
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="lid") as bar:
@@ -62,10 +62,3 @@ def write_batch(out: TextIO, guesses: list[list[Guess]]) -> None:
 def identify(lines: Iterable[str], model: Optional[str] = None, top: int = 1) -> list[list[Guess]]:
     """The `top` likeliest languages of each line (FLORES-200 codes with probabilities)."""
     return identifier(model).identify(list(lines), top)
-
-
-def codes(lines: Iterable[str], model: Optional[str] = None) -> Iterator[str]:
-    """The likeliest language of each line, streamed in batches."""
-    found = identifier(model)
-    for batch in batched(iter(lines), LidOptions.batch_lines):
-        yield from found.best(batch)
