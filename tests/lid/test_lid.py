@@ -52,7 +52,7 @@ def test_the_shipped_model_names_the_mixed_lines():
 
 
 def test_identify_gives_codes_and_probabilities_likeliest_first():
-    guesses = laser.identify(["Le chat dort.", "", "   "], top=3)
+    guesses = laser.identify(["Bonjour tout le monde.", "", "   "], top=3)
     assert [len(line) for line in guesses] == [3, 1, 1]
     assert guesses[0][0].code == "fra_Latn"
     probabilities = [guess.probability for guess in guesses[0]]
