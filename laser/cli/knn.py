@@ -13,7 +13,10 @@ from .common import encoder_loader, examples, main, model_options
 from .options import approximate_options, dim_option, fp16_option, quiet_option, ray_options
 
 
-@main.group()
+@main.group(epilog=examples(
+    "laser knn build en.npy -o en.index",
+    "laser knn search en.index de.npy -k 5 -o neighbours.tsv",
+    "laser knn graph en.npy -k 10 -o en.graph.npz"))
 def knn() -> None:
     """Build, inspect and search FAISS indexes of sentence embeddings; k-NN graphs."""
 
