@@ -24,6 +24,17 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
 CORPUS_SAMPLE = DATA / "corpus"
 
 
+def environment_without(module: str, directory: Path) -> dict:
+    """The environment of a child process in which `import MODULE` fails as for a package that
+    is not installed (a MODULE.py in `directory`, first on its path, raises)."""
+    import os
+    (directory / f"{module}.py").write_text(
+        f"raise ModuleNotFoundError(\"No module named '{module}'\", name='{module}')\n",
+        encoding="utf-8")
+    inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(directory), *inherited, str(ROOT)])}
+
+
 def fixture_language(stem: str) -> str:
     """The language each parity input was processed as (edge, edge_spm -> en; edge_xx and
     batching_xx -> xx)."""
