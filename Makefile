@@ -14,7 +14,7 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
 	tests/mining/test_threads.py tests/apps/test_documents.py tests/apps/test_classify_predict.py \
 	tests/text/test_tokenizer.py tests/cli/test_command_loading.py tests/test_progress.py \
-	tests/runtime/test_quantize.py tests/runtime/test_missing_torch.py
+	tests/runtime/test_quantize.py tests/runtime/test_missing_torch.py tests/cli/test_terminal.py
 
 .PHONY: install demo test light-test bench clean
 
