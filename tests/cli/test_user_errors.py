@@ -133,6 +133,17 @@ def test_every_command_help_shows_working_examples(path, command):
         assert not unknown, example
 
 
+@pytest.mark.parametrize("args", [["embd"], ["mien"], ["clasify"], ["knn", "serch"]])
+def test_a_mistyped_command_gets_a_suggestion(args):
+    """In a fresh interpreter, where no command's module is loaded yet."""
+    done = subprocess.run([sys.executable, "-m", "laser", *args], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    close = {"embd": "embed", "mien": "mine", "clasify": "classify", "serch": "search"}[args[-1]]
+    assert done.stderr.splitlines()[-1] == (f"Error: No such command {args[-1]!r}. "
+                                            f"Did you mean {close!r}?")
+
+
 def test_mine_mines_by_default(tmp_path):
     source = PARITY / "inputs" / "en.txt"
     embeddings = PARITY / "expected" / "en.npy"
