@@ -17,6 +17,7 @@ import argparse
 import gzip
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,15 +76,21 @@ def extract(revision: str, into: Path) -> Path:
     return into
 
 
-def mine(code: Path, threads: int, fr: Path, en: Path, output: Path) -> float:
-    """Seconds one `laser mine` run of the package under `code` takes with `threads` threads."""
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def mine(code: Path, threads: int, fr: Path, en: Path, output: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one `laser mine` run of the package under `code` with `threads`
+    threads (CPU time is steadier than wall time on a shared machine)."""
     env = {**os.environ, "PYTHONPATH": str(code), **{name: str(threads) for name in THREAD_VARIABLES}}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-m", "laser", "mine", str(fr), str(en),
                     "--src-embeddings", str(fr.with_suffix(".npy")),
                     "--trg-embeddings", str(en.with_suffix(".npy")), "--mode", "mine",
                     "-o", str(output)], check=True, env=env, cwd=code)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu
 
 
 def main() -> None:
@@ -100,18 +107,21 @@ def main() -> None:
     baseline = args.baseline or baseline_revision()
     with tempfile.TemporaryDirectory() as scratch:
         versions = {f"baseline ({baseline})": extract(baseline, Path(scratch)), "this checkout": ROOT}
-        times: dict[tuple[str, int], list[float]] = {}
+        times: dict[tuple[str, int], list[tuple[float, float]]] = {}
         for _ in range(args.rounds):
             for name, code in versions.items():
                 for threads in (1, 2):
                     output = OUT / f"{name.split()[0]}-{threads}.tsv"
                     times.setdefault((name, threads), []).append(mine(code, threads, fr, en, output))
-    print(f"laser mine, {args.lines} fr x {args.lines} en lines, median of {args.rounds} rounds")
+    print(f"laser mine, {args.lines} fr x {args.lines} en lines, median wall (CPU) time of "
+          f"{args.rounds} rounds")
     for name in versions:
         outputs = [(OUT / f"{name.split()[0]}-{threads}.tsv").read_bytes() for threads in (1, 2)]
         counts = " / ".join(str(out.count(b"\n")) for out in outputs)
-        seconds = " / ".join(f"{statistics.median(times[name, threads]):.1f} s" for threads in (1, 2))
-        print(f"  {name:30s} 1 / 2 threads: {seconds}, pairs {counts}, "
+        seconds = " / ".join(f"{statistics.median(wall for wall, _ in times[name, threads]):.1f} s "
+                             f"({statistics.median(cpu for _, cpu in times[name, threads]):.1f} s "
+                             "CPU)" for threads in (1, 2))
+        print(f"  {name}\n    1 / 2 threads: {seconds}; pairs {counts}, "
               f"{'identical bytes' if outputs[0] == outputs[1] else 'DIFFERENT outputs'}")
 
 
