@@ -52,7 +52,8 @@ def embed(text: Path, lang: str) -> Path:
     output = text.with_suffix(".npy")
     if not output.exists():
         subprocess.run([sys.executable, "-m", "laser", "embed", str(text), "-o", str(output),
-                        "--lang", lang, "-q"], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                        "--lang", lang, "-q"], check=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
     return output
 
 
@@ -84,7 +85,8 @@ def children_cpu() -> float:
 def mine(code: Path, threads: int, fr: Path, en: Path, output: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one `laser mine` run of the package under `code` with `threads`
     threads (CPU time is steadier than wall time on a shared machine)."""
-    env = {**os.environ, "PYTHONPATH": str(code), **{name: str(threads) for name in THREAD_VARIABLES}}
+    env = {**os.environ, "PYTHONPATH": str(code),
+           **{name: str(threads) for name in THREAD_VARIABLES}}
     start, cpu = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-m", "laser", "mine", str(fr), str(en),
                     "--src-embeddings", str(fr.with_suffix(".npy")),
@@ -99,20 +101,23 @@ def main() -> None:
                         help="foreign<TAB>english lines, gzipped")
     parser.add_argument("--lines", type=int, default=9000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--baseline", default=None, help="git revision (default: before the change)")
+    parser.add_argument("--baseline", default=None,
+                        help="git revision (default: the one before the change)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     fr, en = build_corpus(args.corpus, args.lines)
     embed(fr, "fr"), embed(en, "en")
     baseline = args.baseline or baseline_revision()
     with tempfile.TemporaryDirectory() as scratch:
-        versions = {f"baseline ({baseline})": extract(baseline, Path(scratch)), "this checkout": ROOT}
+        versions = {f"baseline ({baseline})": extract(baseline, Path(scratch)),
+                    "this checkout": ROOT}
         times: dict[tuple[str, int], list[tuple[float, float]]] = {}
         for _ in range(args.rounds):
             for name, code in versions.items():
                 for threads in (1, 2):
                     output = OUT / f"{name.split()[0]}-{threads}.tsv"
-                    times.setdefault((name, threads), []).append(mine(code, threads, fr, en, output))
+                    timing = mine(code, threads, fr, en, output)
+                    times.setdefault((name, threads), []).append(timing)
     print(f"laser mine, {args.lines} fr x {args.lines} en lines, median wall (CPU) time of "
           f"{args.rounds} rounds")
     for name in versions:
