@@ -106,7 +106,8 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     fr, en = build_corpus(args.corpus, args.lines)
-    embed(fr, "fr"), embed(en, "en")
+    embed(fr, "fr")
+    embed(en, "en")
     baseline = args.baseline or baseline_revision()
     with tempfile.TemporaryDirectory() as scratch:
         versions = {f"baseline ({baseline})": extract(baseline, Path(scratch)),
