@@ -50,6 +50,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
+    from ..io.terminal import check_binary_output
     from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
     from ..text.languages import AUTO
     if pooling != "mean" and not documents:
@@ -60,6 +61,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     if lang_out and distributed:
         raise LaserError("--lang-out does not run on --ray yet; run `laser lid` beside it")
     check_job(input_path, output)
+    check_binary_output(output, f"embeddings ({fmt})")
     options = {**split_model_options(options), "lang": lang, "quiet": quiet}
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
                                  lang_out=lang_out)
