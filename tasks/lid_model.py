@@ -166,6 +166,8 @@ def main() -> None:
     parser.add_argument("--bucket", type=int, default=1_000_000)
     parser.add_argument("--cutoff", type=int, default=100_000, help="rows kept by quantization")
     parser.add_argument("--dsub", type=int, default=2)
+    parser.add_argument("--loss", choices=("softmax", "hs"), default="softmax",
+                        help="hs (hierarchical softmax): faster prediction over many labels")
     parser.add_argument("--no-quantize", action="store_true")
     args = parser.parse_args()
     import fasttext  # the full package (training): not a dependency of laser itself
@@ -184,7 +186,7 @@ def main() -> None:
     model = fasttext.train_supervised(
         str(train_file), dim=args.dim, epoch=args.epoch, lr=args.lr, minn=args.minn,
         maxn=args.maxn, wordNgrams=args.word_ngrams, bucket=args.bucket, thread=args.threads,
-        loss="softmax", seed=args.seed, verbose=0)
+        loss=args.loss, seed=args.seed, verbose=0)
     print(f"trained ({time.time() - started:.0f}s)", file=sys.stderr)
     macro_report(model, dev)
     if not args.no_quantize:
