@@ -1,5 +1,5 @@
 """Mining and scoring two lists of sentences from Python, each side embedded with its own model:
-the one its language picks, as `laser mine` and `laser embed` choose it (`choose_side_models`:
+the one its language picks, as `laser mine` and `laser embed` choose it (`choose_models`:
 LASER3 Igbo against LASER2 English when both are downloaded), or the one named for it.
 
     >>> from laser.mining.sentences import mine_sentences
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from ..models.resolve import ModelRequest, choose_side_models
-from ..models.spaces import check_same_space, model_origin
 from ..search.vectors import Vectors
 from .corpus import Corpus
 from .mine import MineOptions, mine
@@ -28,15 +27,13 @@ def side_encoders(src_lang: str, trg_lang: str, src_model: Optional[str] = None,
                   trg_model: Optional[str] = None, **encoder_options) -> tuple[Encoder, Encoder]:
     """The encoders of the two sides (one, when both sides use one model); `src_model` and
     `trg_model` name a side's model (directory or name); models of two embedding spaces are
-    refused (`check_same_space`); a note on what to download comes as a warning."""
+    refused (`choose_models`); a note on what to download comes as a warning."""
     from ..encoder import Encoder
-    choices = choose_side_models(ModelRequest(src_model, lang=src_lang),
-                                 ModelRequest(trg_model, lang=trg_lang))
+    choices = choose_side_models(ModelRequest(src_model, src_lang, f"the {src_lang} sentences"),
+                                 ModelRequest(trg_model, trg_lang, f"the {trg_lang} sentences"))
     for note in {choice.note for choice in choices if choice.note}:
         warnings.warn(note)
     src_files, trg_files = (choice.files for choice in choices)
-    check_same_space(model_origin(src_files, f"the {src_lang} sentences"),
-                     model_origin(trg_files, f"the {trg_lang} sentences"))
     src_encoder = Encoder(src_files, **encoder_options)
     if trg_files == src_files:
         return src_encoder, src_encoder

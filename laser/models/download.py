@@ -1,4 +1,5 @@
-"""Downloading the official models: resumable (HTTP Range on a .part file), verified, atomic."""
+"""How does an official model get here? Downloaded resumably (HTTP Range on a .part file),
+verified and atomically."""
 from __future__ import annotations
 
 import os
