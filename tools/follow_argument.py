@@ -6,9 +6,11 @@ EmbeddingSource), the fields that choose its model (its language, its own model,
 embeddings file) and whatever a stop returns (the side's request, its chosen model, its loader,
 its origin...), except data (values holding numpy arrays: vectors, corpora) and encoders. The
 walk ends at the encoder: a call handed an encoder (embedding text, whichever way its model was
-chosen) is no stop, nor what it calls. A return upward is a stop
-called from a function of a later stage (tests/test_layout.py's order; the CLI last), one count
-per caller and callee. Run from the repository root:
+chosen) is no stop, nor what it calls. A return upward is a stop called from a function of an
+earlier stage (tests/test_layout.py's order; the CLI last), one count per caller and callee; a
+stop reached through one (a function of a later stage below it on the stack) is counted apart.
+Three runs are followed, their stops counted once: both sides by language, the source side
+naming its model, text against precomputed embeddings. Run from the repository root:
 
     python tools/follow_argument.py            # follows `src` from mine_command
     python tools/follow_argument.py -v         # and lists the stops
@@ -68,6 +70,7 @@ class Follower:
         self.followed: dict[int, object] = {}
         self.stops: dict[tuple[str, str], None] = {}
         self.upward: dict[tuple[str, str], None] = {}
+        self.through_upward: dict[tuple[str, str], None] = {}
         self.frames: set[int] = set()
         self.beyond: set[int] = set()  # frames handed an encoder, running now
 
@@ -108,16 +111,24 @@ class Follower:
         self.frames.add(id(frame))
         where = str(Path(code.co_filename).relative_to(ROOT))
         self.stops.setdefault((where, code.co_qualname), None)
-        caller = frame.f_back
-        while caller is not None and not caller.f_code.co_filename.startswith(str(PACKAGE)):
-            caller = caller.f_back
-        if caller is not None and stage_rank(caller.f_code.co_filename) > \
-                stage_rank(code.co_filename):
-            return
-        if caller is not None and stage_rank(caller.f_code.co_filename) < \
-                stage_rank(code.co_filename):
-            self.upward.setdefault((f"{caller.f_code.co_qualname}",
+        callers = laser_callers(frame)
+        if callers and stage_rank(callers[0].f_code.co_filename) < stage_rank(code.co_filename):
+            self.upward.setdefault((callers[0].f_code.co_qualname,
                                     f"{where}:{code.co_qualname}"), None)
+        ranks = [stage_rank(f.f_code.co_filename) for f in [frame, *callers]]
+        if any(rank > min(ranks[index + 1:], default=rank) for index, rank in enumerate(ranks)):
+            self.through_upward.setdefault((where, code.co_qualname), None)
+
+
+def laser_callers(frame) -> list:
+    """The frames of laser/ below `frame` on the stack, nearest first, down to mine_command."""
+    callers = []
+    frame = frame.f_back
+    while frame is not None and not (callers and callers[-1].f_code.co_name == "mine_command"):
+        if frame.f_code.co_filename.startswith(str(PACKAGE)):
+            callers.append(frame)
+        frame = frame.f_back
+    return callers
 
 
 def follow_mine(follower: Follower, tmp: Path, *options: str) -> None:
@@ -166,7 +177,7 @@ def main() -> None:
         for caller, callee in follower.upward:
             print(f"up    {caller} -> {callee}")
     print(f"{len(follower.stops)} stops in {len(files)} files, {len(follower.upward)} returns "
-          "upward")
+          f"upward, {len(follower.through_upward)} stops reached through one")
 
 
 if __name__ == "__main__":
