@@ -47,8 +47,11 @@ class Access:
     cors: Cors = field(default_factory=Cors)
     log: Optional[AccessLog] = None
 
-    def open_path(self, path: str) -> bool:
-        return path in OPEN_PATHS or (self.open_metrics and path == "/metrics")
+    def open(self, method: str, path: str) -> bool:
+        """Whether a request needs no key: /health, the page, this API's description, and
+        /metrics with open_metrics."""
+        return (method in ("GET", "HEAD") and path in OPEN_PATHS) or \
+            (self.open_metrics and path == "/metrics")
 
 
 OPEN_PATHS = frozenset({"/health", "/", "/openapi.json"})
@@ -129,7 +132,7 @@ class Endpoint:
         if request.method == "OPTIONS" and access.cors.allowed(head.origin) is not None:
             return Response(status_code=204, headers=access.cors.preflight_headers(
                 access.cors.allowed(head.origin), self.methods)), 0
-        if not (access.open_path(self.path) or access.keys.allow(head.authorization)):
+        if not (access.open(request.method, self.path) or access.keys.allow(head.authorization)):
             return error_response(RequestError(
                 401, "send a valid API key: Authorization: Bearer KEY", "authentication_error",
                 {"WWW-Authenticate": "Bearer"})), 0
@@ -361,7 +364,11 @@ async def metrics(request: Request, service: Service) -> tuple[Response, int]:
                              media_type="text/plain; version=0.0.4; charset=utf-8"), 0
 
 
-async def page(request: Request, service: Service) -> tuple[Response, int]:
+async def root(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /: the page; POST /: /embed, as text-embeddings-inference answers at its root (where
+    Hugging Face's clients send a TEI URL's requests)."""
+    if request.method == "POST":
+        return await embed(request, service)
     return HTMLResponse(page_html()), 0
 
 
@@ -382,7 +389,7 @@ def create_app(service: Service) -> Router:
             await run_in_threadpool(service.batcher.close)
 
     routes = [Route(path, Endpoint(path, handler, service, methods)) for path, handler, methods in (
-        ("/", page, ("GET",)),
+        ("/", root, ("GET", "POST")),
         ("/vectorize", vectorize, ("GET",)),
         ("/embed", embed, ("POST",)),
         ("/v1/embeddings", openai_embeddings, ("POST",)),
