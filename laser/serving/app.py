@@ -130,8 +130,8 @@ class Endpoint:
     async def answer(self, request: Request, head: RequestHead) -> tuple[Response, int]:
         access = self.service.access
         if request.method == "OPTIONS" and access.cors.allowed(head.origin) is not None:
-            return Response(status_code=204, headers=access.cors.preflight_headers(
-                access.cors.allowed(head.origin), self.methods)), 0
+            return Response(status_code=204,
+                            headers=access.cors.preflight_headers(self.methods)), 0
         if not (access.open(request.method, self.path) or access.keys.allow(head.authorization)):
             return error_response(RequestError(
                 401, "send a valid API key: Authorization: Bearer KEY", "authentication_error",

@@ -11,6 +11,8 @@ from typing import Optional, TextIO
 import orjson
 from starlette.types import Scope
 
+from ..errors import LaserError
+
 MAX_REQUEST_ID = 128
 CORS_HEADERS = "Authorization, Content-Type, X-Request-Id"
 LOG_FORMATS = ("text", "json")
@@ -56,6 +58,10 @@ class Cors:
 
     @classmethod
     def of(cls, origins: tuple[str, ...]) -> "Cors":
+        for origin in origins:
+            if not origin.isascii() or not origin.isprintable() or " " in origin:
+                raise LaserError(f"--cors-origin {origin!r}: an origin is scheme://host[:port] "
+                                 "in ASCII (IDNA for other names), or *")
         return cls(frozenset(origin.rstrip("/").encode("ascii") for origin in origins))
 
     def allowed(self, origin: Optional[bytes]) -> Optional[bytes]:
@@ -70,9 +76,9 @@ class Cors:
         return [(b"access-control-allow-origin", allowed), (b"vary", b"Origin"),
                 (b"access-control-expose-headers", b"X-Request-Id, Retry-After")]
 
-    def preflight_headers(self, allowed: bytes, methods: tuple[str, ...]) -> dict[str, str]:
-        return {"Access-Control-Allow-Origin": allowed.decode("ascii"), "Vary": "Origin",
-                "Access-Control-Allow-Methods": ", ".join(methods),
+    def preflight_headers(self, methods: tuple[str, ...]) -> dict[str, str]:
+        """A preflight's answer, beside `answer_headers`."""
+        return {"Access-Control-Allow-Methods": ", ".join(methods),
                 "Access-Control-Allow-Headers": CORS_HEADERS, "Access-Control-Max-Age": "600"}
 
 

@@ -52,6 +52,9 @@ def run(service: Service, options: ServerOptions) -> None:
     """Serve until SIGTERM or SIGINT: then stop accepting, finish the requests in flight
     (up to shutdown_timeout seconds) and return."""
     import uvicorn
+    if open_to_network(options.host) and not service.access.keys.required:
+        print(f"laser: warning: listening on {options.host} without --api-key: anyone who can "
+              "reach this machine can use the server", file=sys.stderr, flush=True)
     sock = bound_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
     logged = service.access.log is not None
@@ -63,9 +66,6 @@ def run(service: Service, options: ServerOptions) -> None:
                             limit_concurrency=service.limits.max_connections,
                             timeout_graceful_shutdown=options.shutdown_timeout)
     shown = f"[{host}]" if ":" in host else host
-    if open_to_network(options.host) and not service.access.keys.required:
-        print(f"laser: warning: listening on {options.host} without --api-key: anyone who can "
-              "reach this machine can use the server", file=sys.stderr, flush=True)
     print(f"laser: serving on http://{shown}:{port}", file=sys.stderr, flush=True)
     with signals_end_quietly():
         uvicorn.Server(config).run(sockets=[sock])
