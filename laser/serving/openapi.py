@@ -42,6 +42,10 @@ def error_answer(status: int) -> dict:
 
 def answer(description: str, schema: dict, media: str = JSON) -> dict:
     return {"description": description,
+            "parameters": {"X-Request-Id": {
+                "name": "X-Request-Id", "in": "header", "required": False,
+                "schema": {"type": "string"},
+                "description": "Kept when 1-128 visible ASCII characters, else replaced."}},
             "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}},
             "content": {media: {"schema": schema}}}
 
@@ -55,8 +59,7 @@ def operation(summary: str, ok: dict, errors: tuple[int, ...], body: str = "",
     if body:
         found["requestBody"] = {"required": True,
                                 "content": {JSON: {"schema": {"$ref": REF + body}}}}
-    if parameters:
-        found["parameters"] = list(parameters)
+    found["parameters"] = [*parameters, {"$ref": "#/components/parameters/X-Request-Id"}]
     if not secured:
         found["security"] = []
     return found
@@ -183,7 +186,11 @@ def paths() -> dict:
             answer("OpenAPI 3.1.", {"type": "object"}), (), secured=False)},
         "/": {"get": operation(
             "A page to try the server in a browser (never needs a key; it asks for one).",
-            answer("HTML.", {"type": "string"}, "text/html"), (), secured=False)},
+            answer("HTML.", {"type": "string"}, "text/html"), (), secured=False),
+              "post": operation(
+            "As POST /embed: text-embeddings-inference answers at its root too.",
+            answer("One row per input (unit length unless normalize is false).", ROWS),
+            EMBEDDING_ERRORS, "EmbedRequest")},
     }
 
 
@@ -200,6 +207,10 @@ def document(limits: Limits) -> dict:
                 "type": "http", "scheme": "bearer",
                 "description": "A key of --api-key, --api-key-file or $LASER_API_KEY; a server "
                                "started without keys needs none."}},
+            "parameters": {"X-Request-Id": {
+                "name": "X-Request-Id", "in": "header", "required": False,
+                "schema": {"type": "string"},
+                "description": "Kept when 1-128 visible ASCII characters, else replaced."}},
             "headers": {"X-Request-Id": {
                 "description": "The request's X-Request-Id when it sent a valid one (1-128 "
                                "visible ASCII characters), else one made up; in the access log.",
