@@ -15,7 +15,11 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py \
 	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py
 
-.PHONY: install demo test light-test bench clean
+# The client libraries of tests/serving/test_client_libraries.py (LangChain, LlamaIndex, Haystack),
+# in a virtualenv of their own: they pin packages laser's own virtualenv pins differently.
+CLIENTS := .venv-clients
+
+.PHONY: install clients demo test light-test bench clean
 
 install: $(STAMP)
 
@@ -28,6 +32,15 @@ $(STAMP): setup.py requirements.txt
 	$(BIN)/pip install --no-build-isolation fastBPE==0.1.0
 	$(BIN)/pip install --no-build-isolation --no-deps -e .
 	touch $(STAMP)
+
+clients: $(CLIENTS)/.installed
+
+$(CLIENTS)/.installed: requirements-clients.txt
+	rm -rf $(CLIENTS)
+	$(PYTHON) -m venv $(CLIENTS)
+	$(CLIENTS)/bin/pip install -q --upgrade pip
+	$(CLIENTS)/bin/pip install -q -r requirements-clients.txt
+	touch $@
 
 demo: install
 	$(BIN)/python -m laser.demo
@@ -51,4 +64,4 @@ bench: install
 	$(BIN)/python bench/embed_speed.py
 
 clean:
-	rm -rf $(VENV) $(LIGHT) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) $(CLIENTS) build *.egg-info
