@@ -23,18 +23,24 @@ QUIET = {"HAYSTACK_TELEMETRY_ENABLED": "False", "HF_HUB_DISABLE_TELEMETRY": "1",
          "LANGSMITH_TRACING": "false", "DO_NOT_TRACK": "1"}
 
 
-@pytest.fixture(scope="module")
-def library_rows(serving_dir) -> dict:
+def clients_python() -> str:
+    """The client libraries' Python: skipped where they are not installed, failed in CI."""
     if not CLIENTS_PYTHON.exists():
         reason = "the client libraries are not installed (make clients; .ci/run does)"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI: {reason}")
         pytest.skip(reason)
+    return str(CLIENTS_PYTHON)
+
+
+@pytest.fixture(scope="module")
+def library_rows(serving_dir) -> dict:
+    python = clients_python()
     server = start_server(serving_dir, "--api-key", KEY, key=KEY)
     try:
         environment = {key: value for key, value in os.environ.items()
                        if key not in ("PYTHONPATH", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
-        result = subprocess.run([str(CLIENTS_PYTHON), str(SCRIPT), server.url, KEY, *SENTENCES],
+        result = subprocess.run([python, str(SCRIPT), server.url, KEY, *SENTENCES],
                                 capture_output=True, text=True, timeout=600, cwd=serving_dir,
                                 env={**environment, **QUIET})
     finally:
