@@ -196,7 +196,8 @@ def main() -> None:
             time.sleep(5)  # the last abandoned requests leave the queue
             result = {"minutes": args.minutes, "warmup_minutes": args.warmup_minutes,
                       "clients": args.clients, "sent": state["sent"],
-                      "seen": {f"{kind} {status}": n for (kind, status), n in state["seen"].items()},
+                      "seen": {f"{kind} {status}": n
+                               for (kind, status), n in state["seen"].items()},
                       "server": server_counts(port), "rss_samples": state["rss"],
                       "memory": growth(state["rss"], 60 * args.warmup_minutes),
                       "server_cpu_seconds": cpu_seconds(process.pid)}
