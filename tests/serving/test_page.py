@@ -14,7 +14,6 @@ from laser.search.vectors import unit_rows
 from serving.conftest import INDEXED, start_server
 
 
-
 def browser_programs() -> tuple[str | None, str | None]:
     """chromium and its chromedriver, where PATH finds them (Debian: /usr/bin, others: anywhere)."""
     return shutil.which("chromium"), shutil.which("chromedriver")
