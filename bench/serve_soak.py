@@ -173,6 +173,8 @@ def report(result: dict) -> None:
     print(f"\nsentences embedded {server['laser_batch_sentences_sum']:,.0f}; sentences of "
           f"abandoned requests dropped unembedded {server['laser_abandoned_sentences_total']:,.0f}"
           f"; queue at the end {server['laser_queue_sentences']:.0f}")
+    print(f"the server's log: {len(result['server_log'])} lines (2 when all went well: serving "
+          "on, stopped)", *result["server_log"], sep="\n")
 
 
 def main() -> None:
@@ -204,6 +206,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=120)
+        result["server_log"] = log.read_text().splitlines()[:50]  # "serving on", "stopped"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     result["seen"] = {tuple(key.split(" ", 1)): n for key, n in result["seen"].items()}
