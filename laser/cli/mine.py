@@ -76,7 +76,12 @@ def _ray_search(distributed, options, output: str):
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
                  candidates, approximate, legacy_line_map, encoding, gpu, verbose, distributed,
                  **model):
-    """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does."""
+    """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
+
+    The output is the same bytes whatever the number of threads (OMP_NUM_THREADS and the
+    like): every similarity is re-scored in one fixed order. With --index, which candidates
+    FAISS proposes may depend on the thread count (docs/search-and-mining.md#laser-mine).
+    """
     from ..io.atomic import check_output_path
     from ..mining.corpus import scan_corpus
     from ..mining.inputs import bitext_vectors
