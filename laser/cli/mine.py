@@ -75,7 +75,7 @@ def _ray_search(distributed, options, output: str):
 @ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
                  candidates, approximate, legacy_line_map, encoding, gpu, verbose, distributed,
-                 **model):
+                 model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     The output is the same bytes whatever the number of threads (OMP_NUM_THREADS and the
