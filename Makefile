@@ -28,7 +28,11 @@ BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fastt
 CORPUS ?= ../shared/data/corpus
 SIB200 ?= ../shared/data/sib200
 
-.PHONY: install demo test light-test bench lid-model bench-lid clean
+# The client libraries of tests/serving/test_client_libraries.py (LangChain, LlamaIndex, Haystack),
+# in a virtualenv of their own: they pin packages laser's own virtualenv pins differently.
+CLIENTS := .venv-clients
+
+.PHONY: install clients demo test light-test bench lid-model bench-lid clean
 
 install: $(STAMP)
 
@@ -41,6 +45,15 @@ $(STAMP): setup.py requirements.txt
 	$(BIN)/pip install --no-build-isolation fastBPE==0.1.0
 	$(BIN)/pip install --no-build-isolation --no-deps -e .
 	touch $(STAMP)
+
+clients: $(CLIENTS)/.installed
+
+$(CLIENTS)/.installed: requirements-clients.txt
+	rm -rf $(CLIENTS)
+	$(PYTHON) -m venv $(CLIENTS)
+	$(CLIENTS)/bin/pip install -q --upgrade pip
+	$(CLIENTS)/bin/pip install -q -r requirements-clients.txt
+	touch $@
 
 demo: install
 	$(BIN)/python -m laser.demo
@@ -77,4 +90,4 @@ bench-lid: install
 	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser"
 
 clean:
-	rm -rf $(VENV) $(LIGHT) $(LID_VENV) $(BENCH_LID_VENV) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) build *.egg-info

@@ -76,6 +76,11 @@ setup(
         # orjson writes the JSON answers: float32 rows over twenty times faster than json.
         "serve": ["starlette>=0.37", "uvicorn>=0.29", "orjson>=3.9", "httptools>=0.6",
                   "uvloop>=0.19; sys_platform != 'win32'"],
+        # laser.integrations.langchain: LangChain's Embeddings interface, in process (no torch).
+        "langchain": ["langchain-core>=0.3"],
+        # What the tests need beyond the extras above (make install pins them all).
+        "test": ["pytest>=8", "requests>=2.31", "openai>=1.0", "selenium>=4.20",
+                 "schemathesis>=4.30"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},

@@ -15,7 +15,7 @@ PACKAGE = ROOT / "laser"
 SHARED = {"errors", "version", "optional", "progress"}
 STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipeline", "search",
           "mining", "eval", "apps", "training", "distributed", "serving"]
-INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo"}
+INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo", "integrations"}
 # What `from laser import NAME` gives, by the stage that defines it.
 PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version",
                  "identify": "lid"}

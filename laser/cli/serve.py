@@ -12,7 +12,7 @@ from .common import examples, main
 @main.command(epilog=examples(
     "laser serve",
     "laser serve --port 9000 --index en.index",
-    "laser serve --model default --model l2=~/laser/laser2 --host 0.0.0.0"))
+    "laser serve --model default --model l2=~/laser/laser2 --host 0.0.0.0 --api-key-file keys.txt"))
 @click.option("--model", "-m", "models", multiple=True, metavar="[NAME=]DIR|NAME",
               help="A model to serve (repeat for more): a directory or a model name ('default', "
                    "or one fetched with `laser download`), NAME= setting what requests call it. "
@@ -49,16 +49,32 @@ from .common import examples, main
               help="Seconds in the Retry-After header of a 429 or 503.")
 @click.option("--shutdown-timeout", type=click.IntRange(min=0), default=30, show_default=True,
               help="Seconds requests in flight get to finish after SIGTERM or SIGINT.")
-@click.option("--access-log", is_flag=True, help="Log every request on stderr.")
+@click.option("--api-key", "api_keys", multiple=True, metavar="KEY",
+              help="Require `Authorization: Bearer KEY` (repeat for more keys; also "
+                   "--api-key-file and $LASER_API_KEY). /health, / and /openapi.json stay open.")
+@click.option("--api-key-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="API keys, one a line (# comments).")
+@click.option("--open-metrics", is_flag=True,
+              help="With API keys: let /metrics be read without one (for Prometheus).")
+@click.option("--cors-origin", "cors_origins", multiple=True, metavar="ORIGIN",
+              help="Let pages of ORIGIN (e.g. https://app.example.com; * for any) call the "
+                   "server from a browser (repeatable).")
+@click.option("--access-log", is_flag=True,
+              help="Log every request on stderr, with its X-Request-Id.")
+@click.option("--access-log-format", type=click.Choice(("text", "json")), default="text",
+              show_default=True, help="The access log as text or as JSON lines.")
 def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize,
-          shutdown_timeout, access_log, **limits):
+          shutdown_timeout, api_keys, api_key_file, open_metrics, cors_origins, access_log,
+          access_log_format, **limits):
     """Serve embeddings (/embed, /v1/embeddings, /vectorize) and k-NN search (/search) over
     HTTP, with a page at / to try them. Stops on SIGTERM or Ctrl-C after finishing the
     requests in flight."""
     from ..optional import require
     for module in ("starlette", "uvicorn", "orjson"):
         require(module, "laser serve")
-    from ..serving.app import Service
+    from ..serving.app import Access, Service
+    from ..serving.auth import load_keys
+    from ..serving.exchange import AccessLog, Cors
     from ..serving.indexes import load_served_index
     from ..serving.limits import Limits
     from ..models.options import ModelOptions
@@ -67,11 +83,13 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     if limits["max_queued"] < limits["max_inputs"]:
         raise LaserError("--max-queued must be at least --max-inputs, or the largest requests "
                          "would never fit in the queue")
+    access = Access(load_keys(api_keys, api_key_file), open_metrics, Cors.of(cors_origins),
+                    AccessLog(access_log_format) if access_log else None)
     loaded = [load_served_index(spec) for spec in indexes]
     by_name = {index.name: index for index in loaded}
     if len(by_name) < len(loaded):
         raise LaserError("--index: two indexes have the same name; name them NAME=INDEX")
     options = ModelOptions(max_tokens=max_tokens, runtime=runtime, quantize=quantize)
     served = ServedModels(list(models), options, max_models)
-    run(Service(served, by_name, Limits(**limits)),
-        ServerOptions(host, port, shutdown_timeout, access_log))
+    run(Service(served, by_name, Limits(**limits), access),
+        ServerOptions(host, port, shutdown_timeout))

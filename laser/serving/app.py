@@ -1,5 +1,5 @@
 """The application: Starlette's router over endpoints that answer in JSON, each request counted
-and timed in the metrics."""
+and timed in the metrics, checked for its API key, given a request id and logged."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +15,7 @@ from typing import Awaitable, Callable, Optional
 import numpy as np
 import orjson
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
@@ -24,13 +24,37 @@ from starlette.websockets import WebSocketClose
 from ..errors import LaserError
 from ..search.vectors import unit_rows
 from ..version import __version__
+from .auth import ApiKeys
 from .batching import Batcher, Embedded, QueueFull, ShuttingDown
+from .exchange import AccessLog, Cors, Exchange, RequestHead
 from .indexes import ServedIndex, check_embedding_space, nearest
 from .limits import (Limits, RequestError, body_sentences, boolean, checked_sentence,
-                     decoded_body, integer, language, optional_name, query_parameters)
+                     decoded_body, integer, language, optional_name, query_boolean,
+                     query_parameters)
 from .metrics import Metrics
 from .models import ServedModel, ServedModels
+from .openapi import openapi_document
 from .page import page_html
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may call the server: API keys (`/health`, the page and `/openapi.json` stay open, and
+    `/metrics` when `open_metrics`), the browser origins CORS lets in, and the access log."""
+
+    keys: ApiKeys = field(default_factory=ApiKeys)
+    open_metrics: bool = False
+    cors: Cors = field(default_factory=Cors)
+    log: Optional[AccessLog] = None
+
+    def open(self, method: str, path: str) -> bool:
+        """Whether a request needs no key: /health, the page, this API's description, and
+        /metrics with open_metrics."""
+        return (method in ("GET", "HEAD") and path in OPEN_PATHS) or \
+            (self.open_metrics and path == "/metrics")
+
+
+OPEN_PATHS = frozenset({"/health", "/", "/openapi.json"})
 
 
 @dataclass
@@ -40,6 +64,7 @@ class Service:
     models: ServedModels
     indexes: dict[str, ServedIndex]
     limits: Limits
+    access: Access = field(default_factory=Access)
     metrics: Metrics = field(default_factory=Metrics)
     batcher: Optional[Batcher] = None
 
@@ -63,13 +88,18 @@ class JSONResponse(Response):
 Handler = Callable[[Request, Service], Awaitable[tuple[Response, int]]]
 
 
+class ClientGone(Exception):
+    """The client closed its connection before its answer: nothing is sent (status 499)."""
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """The ASGI application of one path: its handler's answer, or the JSON error of a refusal
-    (405 for a method it lacks), counted and timed (status 499 when the request is cancelled,
-    as when its client goes away). Endpoints are plain ASGI applications under Starlette's
-    router, without Starlette's middleware: that stack cost about a fifth of the event loop's
-    time per request (docs/serving.md, "Why Starlette on uvicorn")."""
+    (401 without a valid key, 405 for a method it lacks), with the request's X-Request-Id,
+    counted, timed and logged (status 499 when the client goes away or the request is
+    cancelled). Endpoints are plain ASGI applications under Starlette's router, without
+    Starlette's middleware: that stack cost about a fifth of the event loop's time per request
+    (docs/serving.md, "Why Starlette on uvicorn")."""
 
     path: str
     handler: Handler
@@ -80,15 +110,32 @@ class Endpoint:
         started = time.perf_counter()
         self.service.metrics.started()
         status, sentences = 499, 0
+        head = RequestHead.of(scope)
         try:
-            response, sentences = await self.answer(Request(scope, receive))
+            response, sentences = await self.answer(Request(scope, receive), head)
             status = response.status_code
+            response.raw_headers.append((b"x-request-id", head.request_id))
+            allowed = self.service.access.cors.allowed(head.origin)
+            if allowed is not None:
+                response.raw_headers += self.service.access.cors.answer_headers(allowed)
             await response(scope, receive, send)
+        except (ClientGone, ClientDisconnect):
+            pass
         finally:
-            self.service.metrics.answered(self.path, status, time.perf_counter() - started,
-                                          sentences)
+            seconds = time.perf_counter() - started
+            self.service.metrics.answered(self.path, status, seconds, sentences)
+            if self.service.access.log is not None:
+                self.service.access.log.write(Exchange(scope, head, status, seconds, sentences))
 
-    async def answer(self, request: Request) -> tuple[Response, int]:
+    async def answer(self, request: Request, head: RequestHead) -> tuple[Response, int]:
+        access = self.service.access
+        if request.method == "OPTIONS" and access.cors.allowed(head.origin) is not None:
+            return Response(status_code=204,
+                            headers=access.cors.preflight_headers(self.methods)), 0
+        if not (access.open(request.method, self.path) or access.keys.allow(head.authorization)):
+            return error_response(RequestError(
+                401, "send a valid API key: Authorization: Bearer KEY", "authentication_error",
+                {"WWW-Authenticate": "Bearer"})), 0
         method = "GET" if request.method == "HEAD" else request.method
         if method not in self.methods:
             return error_response(RequestError(
@@ -103,6 +150,8 @@ async def refusals_as_json(handler: Handler, request: Request,
     goes to stderr while the server goes on)."""
     try:
         return await handler(request, service)
+    except (ClientGone, ClientDisconnect):
+        raise
     except RequestError as error:
         return error_response(error), 0
     except LaserError as error:
@@ -144,9 +193,10 @@ async def served_model(service: Service, name: Optional[str], lang: str) -> Serv
             or await run_in_threadpool(service.models.model, name, lang))
 
 
-async def embedded(service: Service, model: ServedModel, sentences: list[str],
-                   lang: str) -> Embedded:
-    """Rows of the sentences from the batcher: 429 when its queue is full."""
+async def embedded(request: Request, service: Service, model: ServedModel,
+                   sentences: list[str], lang: str) -> Embedded:
+    """Rows of the sentences from the batcher: 429 when its queue is full; ClientGone, the
+    sentences dropped from the queue, when the client disconnects first."""
     try:
         future = service.batcher.submit(model.encoder, sentences, lang)
     except QueueFull:
@@ -157,18 +207,42 @@ async def embedded(service: Service, model: ServedModel, sentences: list[str],
     except ShuttingDown:
         raise RequestError(503, "the server is shutting down", "unavailable",
                            {"Retry-After": str(service.limits.retry_after)}) from None
-    return await awaited(future)
+    return await unless_abandoned(future, request.receive)
+
+
+async def unless_abandoned(future: Future, receive: Receive) -> Embedded:
+    """The batcher's answer, awaited while the client's connection is watched: when the client
+    disconnects (ClientGone) or the request is cancelled, the batcher's Future is cancelled,
+    which frees its places in the queue and drops its sentences not yet embedded."""
+    waited = awaited(future)
+    watch = asyncio.get_running_loop().create_task(disconnection(receive))
+    watch.add_done_callback(lambda _: waited.cancel())
+    try:
+        return await waited
+    except asyncio.CancelledError:
+        future.cancel()
+        if watch.done() and not watch.cancelled():
+            raise ClientGone() from None
+        raise
+    finally:
+        watch.cancel()
+
+
+async def disconnection(receive: Receive) -> None:
+    """Returns once the client has disconnected (the body is read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def awaited(future: Future) -> asyncio.Future:
     """The batcher's Future as one the event loop awaits, set by one call from the thread that
-    finishes it. (asyncio.wrap_future would also cancel the batcher's Future when the request is
-    cancelled: its sentences are embedded all the same, and count in the queue until they are.)"""
+    finishes it. (asyncio.wrap_future would cancel the batcher's Future only when the awaiting
+    task is cancelled, not when the client goes away: `unless_abandoned` does both.)"""
     loop = asyncio.get_running_loop()
     waited = loop.create_future()
 
     def copy(done: Future) -> None:
-        if waited.cancelled():
+        if waited.cancelled() or done.cancelled():
             return
         if done.exception() is not None:
             waited.set_exception(done.exception())
@@ -184,10 +258,11 @@ async def vectorize(request: Request, service: Service) -> tuple[Response, int]:
     params = query_parameters(request.scope["query_string"])
     if "q" not in params:
         raise RequestError(422, "pass the sentence as ?q=...")
-    text = checked_sentence(params["q"], "q", service.limits)
+    text = checked_sentence(params["q"], "q", service.limits,
+                            query_boolean(params, "truncate"), "&truncate=true")
     lang = language(params.get("lang") or None)
     model = await served_model(service, params.get("model"), lang)
-    rows = (await embedded(service, model, [text], lang)).rows
+    rows = (await embedded(request, service, model, [text], lang)).rows
     return JSONResponse({"content": text, "embedding": rows}), 1
 
 
@@ -197,7 +272,7 @@ async def embed(request: Request, service: Service) -> tuple[Response, int]:
     sentences = body_sentences(body, "inputs", service.limits)
     lang = language(body.get("lang"))
     model = await served_model(service, optional_name(body, "model"), lang)
-    rows = (await embedded(service, model, sentences, lang)).rows
+    rows = (await embedded(request, service, model, sentences, lang)).rows
     if boolean(body, "normalize", True):
         rows = unit_rows(rows)
     return JSONResponse(rows), len(sentences)
@@ -220,7 +295,7 @@ async def openai_embeddings(request: Request, service: Service) -> tuple[Respons
     if dimensions is not None and dimensions != model.dim:
         raise RequestError(422, f"model {model.name!r} gives {model.dim} dimensions, "
                                 f"not {dimensions!r}")
-    result = await embedded(service, model, sentences, lang)
+    result = await embedded(request, service, model, sentences, lang)
     rows = unit_rows(result.rows) if boolean(body, "normalize", False) else result.rows
     rows = np.ascontiguousarray(rows, dtype="<f4")  # base64: the little-endian bytes
     data = [{"object": "embedding", "index": position,
@@ -247,7 +322,7 @@ async def search_index(request: Request, service: Service) -> tuple[Response, in
     lang = language(body.get("lang"))
     model = await served_model(service, optional_name(body, "model"), lang)
     check_embedding_space(index, model)
-    rows = (await embedded(service, model, queries, lang)).rows
+    rows = (await embedded(request, service, model, queries, lang)).rows
     results = await run_in_threadpool(nearest, index, rows, k)
     return JSONResponse({"index": index.name, "model": model.name, "results": results}), \
         len(queries)
@@ -289,8 +364,17 @@ async def metrics(request: Request, service: Service) -> tuple[Response, int]:
                              media_type="text/plain; version=0.0.4; charset=utf-8"), 0
 
 
-async def page(request: Request, service: Service) -> tuple[Response, int]:
+async def root(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /: the page; POST /: /embed, as text-embeddings-inference answers at its root (where
+    Hugging Face's clients send a TEI URL's requests)."""
+    if request.method == "POST":
+        return await embed(request, service)
     return HTMLResponse(page_html()), 0
+
+
+async def openapi(request: Request, service: Service) -> tuple[Response, int]:
+    """GET /openapi.json: the OpenAPI 3.1 description of every endpoint."""
+    return Response(openapi_document(service.limits), media_type="application/json"), 0
 
 
 def create_app(service: Service) -> Router:
@@ -305,7 +389,7 @@ def create_app(service: Service) -> Router:
             await run_in_threadpool(service.batcher.close)
 
     routes = [Route(path, Endpoint(path, handler, service, methods)) for path, handler, methods in (
-        ("/", page, ("GET",)),
+        ("/", root, ("GET", "POST")),
         ("/vectorize", vectorize, ("GET",)),
         ("/embed", embed, ("POST",)),
         ("/v1/embeddings", openai_embeddings, ("POST",)),
@@ -314,6 +398,7 @@ def create_app(service: Service) -> Router:
         ("/health", health, ("GET",)),
         ("/info", info, ("GET",)),
         ("/metrics", metrics, ("GET",)),
+        ("/openapi.json", openapi, ("GET",)),
     )]
     return Router(routes=routes, lifespan=lifespan, default=not_found)
 

@@ -9,6 +9,9 @@ itself priced as the runtime spends them), under the token budget of the encoder
 request is answered as soon as its last sentence is embedded. Nothing waits for a batch to fill:
 a sentence alone is embedded at once, and the sentences that arrive while every thread is busy
 are there to choose from when one is free.
+
+A request abandoned before it is answered (its Future cancelled: the client went away) frees its
+place in the queue at once; its sentences not yet embedded are dropped, never encoded.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import queue
 import sys
 import threading
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -59,10 +62,22 @@ class Job:
     ids: list[list[int]] = field(default_factory=list)
     rows: Optional[np.ndarray] = None
     left: int = 0  # sentences not yet embedded
+    abandoned: bool = False  # its Future was cancelled: the request went away
 
     @property
     def tokens(self) -> int:
         return sum(len(sequence) for sequence in self.ids)
+
+    def settle(self, rows: Optional[Embedded] = None,
+               error: Optional[BaseException] = None) -> None:
+        """Answer the request, unless it is answered already or was abandoned meanwhile."""
+        try:
+            if error is not None:
+                self.result.set_exception(error)
+            else:
+                self.result.set_result(rows)
+        except InvalidStateError:
+            pass
 
 
 # One sentence waiting: (arrival number, its job, its row in the job)
@@ -82,6 +97,21 @@ class Backlog:
         self.by_length.setdefault(len(job.ids[row]), deque()).append((arrival, job, row))
         self.count += 1
 
+    def remove(self, job: Job) -> int:
+        """Drop the sentences of `job` still waiting; how many there were."""
+        removed = 0
+        for length in {len(ids) for ids in job.ids}:
+            waiting = self.by_length.get(length, deque())
+            kept = deque(entry for entry in waiting if entry[1] is not job)
+            removed += len(waiting) - len(kept)
+            self.by_length[length] = kept
+        self.count -= removed
+        return removed
+
+    @property
+    def idle(self) -> bool:
+        return not self.count and not self.running
+
     @property
     def ready(self) -> bool:
         return self.count > 0 and self.running < self.encoder.parallel_batches
@@ -91,23 +121,36 @@ class Backlog:
         return min((waiting[0][0], length) for length, waiting in self.by_length.items()
                    if waiting)
 
-    def take_batch(self) -> list[Waiting]:
-        """The oldest sentence and those `cheapest_batch` puts with it, longest first."""
+    def take_batch(self) -> tuple[list[Waiting], int]:
+        """The oldest sentence and those `cheapest_batch` puts with it, longest first; and how
+        many sentences of abandoned requests were dropped on the way."""
         first = self.oldest()[1]
         counts = {length: len(waiting) for length, waiting in self.by_length.items()}
         shortest, longest, count = cheapest_batch(counts, first, self.encoder.batch_tokens,
                                                   self.encoder.max_sentences)
         batch: list[Waiting] = []
+        dropped = 0
         for length in sorted(counts, reverse=True):
             if shortest <= length <= longest:
                 waiting = self.by_length[length]
                 while waiting and len(batch) < count:
-                    batch.append(waiting.popleft())
-        self.count -= len(batch)
-        return batch
+                    taken = waiting.popleft()
+                    if taken[1].abandoned:
+                        dropped += 1
+                    else:
+                        batch.append(taken)
+        self.count -= len(batch) + dropped
+        return batch, dropped
 
 
 _STOP = None  # put on the incoming queue: the preparing thread ends, then the encoding threads
+
+
+@dataclass(frozen=True)
+class Purge:
+    """Put on the incoming queue when a request is abandoned: drop its sentences still waiting."""
+
+    job: Job
 
 
 class Batcher:
@@ -158,14 +201,19 @@ class Batcher:
             self._queued += len(sentences)
             self.metrics.queue_depth(self._queued)
         job = Job(encoder, sentences, lang)
-        job.result.add_done_callback(lambda _: self._release(len(sentences)))
+        job.result.add_done_callback(lambda _: self._release(job))
         self._incoming.put(job)
         return job.result
 
-    def _release(self, sentences: int) -> None:
+    def _release(self, job: Job) -> None:
+        """A request answered, failed or abandoned: its places in the queue are free again (and
+        the sentences of an abandoned one are dropped)."""
         with self._lock:
-            self._queued -= sentences
+            self._queued -= len(job.sentences)
             self.metrics.queue_depth(self._queued)
+        if job.result.cancelled():
+            job.abandoned = True
+            self._incoming.put(Purge(job))
 
     def _prepare_loop(self) -> None:
         # one request a call, so that no finished request (and its model) stays referenced
@@ -181,10 +229,16 @@ class Batcher:
         job = self._incoming.get()
         if job is _STOP:
             return False
+        if isinstance(job, Purge):
+            self._purge(job.job)
+            return True
+        if job.abandoned:
+            self.metrics.abandoned(len(job.sentences))
+            return True
         try:
             job.ids = job.encoder.prepare(job.sentences, job.lang)
         except Exception as error:  # LaserError: a 422; anything else: a 500
-            job.result.set_exception(error)
+            job.settle(error=error)
             return True
         self._queue_for_encoding(job)
         return True
@@ -193,7 +247,7 @@ class Batcher:
         job.rows = np.empty((len(job.ids), job.encoder.dim), dtype=np.float32)
         job.left = len(job.ids)
         if not job.ids:
-            job.result.set_result(Embedded(job.rows, 0))
+            job.settle(Embedded(job.rows, 0))
             return
         with self._backlog_changed:
             backlog = self._backlogs.get(id(job.encoder))
@@ -202,6 +256,16 @@ class Batcher:
             for row in range(len(job.ids)):
                 backlog.add(next(self._arrivals), job, row)
             self._backlog_changed.notify_all()
+
+    def _purge(self, job: Job) -> None:
+        """Drop the waiting sentences of an abandoned request."""
+        with self._backlog_changed:
+            backlog = self._backlogs.get(id(job.encoder))
+            removed = backlog.remove(job) if backlog is not None and job.ids else 0
+            if backlog is not None and backlog.idle:
+                del self._backlogs[id(job.encoder)]
+        if removed:
+            self.metrics.abandoned(removed)
 
     def _encode_loop(self) -> None:
         while self._embed_next():  # as in _prepare_loop, nothing is held between batches
@@ -213,13 +277,13 @@ class Batcher:
         if taken is None:
             return False
         backlog, batch = taken
+        rows = None
         try:
-            rows = backlog.encoder.encode_batch([job.ids[row] for _, job, row in batch])
+            if batch:
+                rows = backlog.encoder.encode_batch([job.ids[row] for _, job, row in batch])
         except Exception as error:
-            rows = None
             for _, job, _ in batch:
-                if not job.result.done():
-                    job.result.set_exception(error)
+                job.settle(error=error)
         self._hand_back(backlog, batch, rows)
         return True
 
@@ -236,7 +300,10 @@ class Batcher:
                 self._backlog_changed.wait()
             backlog = min(ready, key=Backlog.oldest)
             backlog.running += 1
-            return backlog, backlog.take_batch()
+            batch, dropped = backlog.take_batch()
+        if dropped:
+            self.metrics.abandoned(dropped)
+        return backlog, batch
 
     def _hand_back(self, backlog: Backlog, batch: list[Waiting],
                    rows: Optional[np.ndarray]) -> None:
@@ -244,7 +311,7 @@ class Batcher:
         finished = []
         with self._backlog_changed:
             backlog.running -= 1
-            if not backlog.count and not backlog.running:  # nothing keeps its model loaded
+            if backlog.idle:  # nothing keeps its model loaded
                 del self._backlogs[id(backlog.encoder)]
             self._backlog_changed.notify_all()
             for index, (_, job, row) in enumerate(batch):
@@ -256,4 +323,4 @@ class Batcher:
         if rows is not None:
             self.metrics.batch(len({id(job) for _, job, _ in batch}), len(batch))
         for job in finished:
-            job.result.set_result(Embedded(job.rows, job.tokens))
+            job.settle(Embedded(job.rows, job.tokens))

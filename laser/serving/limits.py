@@ -87,10 +87,14 @@ def sentence_list(value: Any, field: str, limits: Limits, truncate: bool = False
             for position, text in enumerate(sentences)]
 
 
-def checked_sentence(text: Any, where: str, limits: Limits, truncate: bool = False) -> str:
-    """One sentence: a string of valid Unicode, on one line, within max_chars (or cut to it)."""
+def checked_sentence(text: Any, where: str, limits: Limits, truncate: bool = False,
+                     how_to_truncate: str = '"truncate": true') -> str:
+    """One sentence: a non-empty string of valid Unicode, on one line, within max_chars (or cut
+    to it). Every endpoint refuses an empty string, as the OpenAI API does."""
     if not isinstance(text, str):
         raise RequestError(422, f"{where} must be a string, not {json_type(text)}")
+    if not text:
+        raise RequestError(422, f"{where} is an empty string; send at least one character")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -100,7 +104,7 @@ def checked_sentence(text: Any, where: str, limits: Limits, truncate: bool = Fal
     if len(text) > limits.max_chars:
         if not truncate:
             raise RequestError(413, f"{where} has {len(text)} characters; the limit is "
-                                    f"{limits.max_chars} (--max-chars); send \"truncate\": true "
+                                    f"{limits.max_chars} (--max-chars); send {how_to_truncate} "
                                     "to cut it")
         text = text[:limits.max_chars]
     return text
@@ -129,6 +133,14 @@ def boolean(body: dict, field: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise RequestError(422, f"'{field}' must be true or false, not {json_type(value)}")
     return value
+
+
+def query_boolean(params: dict[str, str], name: str) -> bool:
+    """An optional true/false parameter of a query string (false when absent)."""
+    value = params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0"):
+        raise RequestError(422, f"'{name}' must be true or false, not {params[name]!r}")
+    return value in ("true", "1")
 
 
 def integer(body: dict, field: str, default: int, low: int, high: int) -> int:

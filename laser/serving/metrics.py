@@ -45,6 +45,7 @@ class Metrics:
         self.requests: Counter = Counter()  # (endpoint, status) -> count
         self.latency: dict[str, Histogram] = {}
         self.sentences = 0
+        self.abandoned_sentences = 0
         self.in_flight = 0
         self.queued = 0
         self.peak_queued = 0
@@ -67,6 +68,11 @@ class Metrics:
             self.queued = sentences
             self.peak_queued = max(self.peak_queued, sentences)
 
+    def abandoned(self, sentences: int) -> None:
+        """Sentences of abandoned requests dropped from the queue unembedded."""
+        with self._lock:
+            self.abandoned_sentences += sentences
+
     def batch(self, requests: int, sentences: int) -> None:
         """One batch of the encoder: how many requests its sentences came from, and how many
         sentences it held."""
@@ -83,6 +89,9 @@ class Metrics:
                       for (endpoint, status), n in sorted(self.requests.items())]
             lines += _family("laser_sentences_total", "counter", "Sentences embedded.")
             lines.append(f"laser_sentences_total {self.sentences}")
+            lines += _family("laser_abandoned_sentences_total", "counter",
+                             "Sentences of abandoned requests dropped from the queue unembedded.")
+            lines.append(f"laser_abandoned_sentences_total {self.abandoned_sentences}")
             for name, value, text in (
                     ("laser_requests_in_flight", self.in_flight, "Requests being answered."),
                     ("laser_queue_sentences", self.queued,

@@ -10,6 +10,7 @@ from typing import Iterator
 
 from ..errors import LaserError
 from .app import Service, create_app
+from .auth import open_to_network
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,6 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 8080  # 0: a free port, printed on stderr
     shutdown_timeout: int = 30  # seconds in-flight requests get after SIGTERM/SIGINT
-    access_log: bool = False
 
 
 def bound_socket(host: str, port: int) -> socket.socket:
@@ -52,13 +52,17 @@ def run(service: Service, options: ServerOptions) -> None:
     """Serve until SIGTERM or SIGINT: then stop accepting, finish the requests in flight
     (up to shutdown_timeout seconds) and return."""
     import uvicorn
+    if open_to_network(options.host) and not service.access.keys.required:
+        print(f"laser: warning: listening on {options.host} without --api-key: anyone who can "
+              "reach this machine can use the server", file=sys.stderr, flush=True)
     sock = bound_socket(options.host, options.port)
     host, port = sock.getsockname()[:2]
-    # loop and http "auto": uvloop and httptools when installed (the serve extra has them)
-    config = uvicorn.Config(create_app(service), log_level="warning",
-                            access_log=options.access_log,
+    logged = service.access.log is not None
+    # loop and http "auto": uvloop and httptools when installed (the serve extra has them);
+    # the access log is laser's own (it has the request ids), not uvicorn's
+    config = uvicorn.Config(create_app(service), log_level="warning", access_log=False,
                             # X-Forwarded-For only changes the client address the access log shows
-                            proxy_headers=options.access_log,
+                            proxy_headers=logged,
                             limit_concurrency=service.limits.max_connections,
                             timeout_graceful_shutdown=options.shutdown_timeout)
     shown = f"[{host}]" if ":" in host else host

@@ -10,6 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import requests
@@ -29,12 +30,18 @@ class Server:
     process: subprocess.Popen
     url: str
     log: Path
+    key: Optional[str] = None  # sent as `Authorization: Bearer KEY` unless headers are given
 
     def get(self, path: str, **kwargs) -> requests.Response:
-        return requests.get(self.url + path, timeout=60, **kwargs)
+        return requests.get(self.url + path, timeout=60, **self._authorized(kwargs))
 
     def post(self, path: str, body=None, **kwargs) -> requests.Response:
-        return requests.post(self.url + path, json=body, timeout=60, **kwargs)
+        return requests.post(self.url + path, json=body, timeout=60, **self._authorized(kwargs))
+
+    def _authorized(self, kwargs: dict) -> dict:
+        if self.key is None or "headers" in kwargs:
+            return kwargs
+        return {**kwargs, "headers": {"Authorization": f"Bearer {self.key}"}}
 
     def metric(self, name: str) -> float:
         """The value of an unlabelled metric from /metrics."""
@@ -48,18 +55,20 @@ class Server:
         return self.process.wait(timeout=60)
 
 
-def start_server(tmp: Path, *args: str) -> Server:
-    """`laser serve --port 0 ARGS` in a subprocess, once it answers /health."""
+def start_server(tmp: Path, *args: str, key: Optional[str] = None,
+                 environment: Optional[dict] = None) -> Server:
+    """`laser serve --port 0 ARGS` in a subprocess, once it answers /health; `key` is the API
+    key the Server's calls send."""
     log = tmp / f"serve-{time.monotonic_ns()}.log"
     with open(log, "wb") as stderr:
         process = subprocess.Popen([sys.executable, "-m", "laser", "serve", "--port", "0", *args],
                                    stdout=subprocess.DEVNULL, stderr=stderr, cwd=tmp,
-                                   env=server_environment(tmp))
+                                   env={**server_environment(tmp), **(environment or {})})
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         found = re.search(r"serving on (http://\S+)", log.read_text())
         if found:
-            server = Server(process, found.group(1), log)
+            server = Server(process, found.group(1), log, key)
             if _healthy(server):
                 return server
         if process.poll() is not None:
@@ -72,7 +81,8 @@ def start_server(tmp: Path, *args: str) -> Server:
 def server_environment(tmp: Path) -> dict:
     """This checkout on the path, an empty download cache (the shipped model answers every
     language) and no $LASER_MODEL."""
-    env = {key: value for key, value in os.environ.items() if key != "LASER_MODEL"}
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("LASER_MODEL", "LASER_API_KEY")}
     (tmp / "laser-home").mkdir(exist_ok=True)
     return {**env, "PYTHONPATH": str(ROOT), "LASER_HOME": str(tmp / "laser-home")}
 

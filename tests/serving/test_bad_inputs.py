@@ -38,6 +38,15 @@ BAD = [
      "unknown language"),
     ("lang not a string", "POST", "/embed", {"inputs": "a", "lang": 7}, 422, "'lang'"),
     ("line break", "POST", "/embed", {"inputs": ["one\ntwo"]}, 422, "line break"),
+    # every endpoint refuses an empty string, as the OpenAI API does (docs/serving.md)
+    ("empty string", "POST", "/embed", {"inputs": ""}, 422, "inputs[0] is an empty string"),
+    ("empty string in a list", "POST", "/v1/embeddings", {"model": "default", "input": ["a", ""]},
+     422, "input[1] is an empty string"),
+    ("empty query string", "GET", "/vectorize", {"q": ""}, 422, "q is an empty string"),
+    ("empty search query", "POST", "/search", {"queries": ""}, 422, "queries[0] is an empty"),
+    ("empty string at the root", "POST", "/", {"inputs": [""]}, 422, "empty string"),
+    ("truncate not a boolean in query", "GET", "/vectorize", {"q": "a", "truncate": "maybe"},
+     422, "'truncate' must be true or false"),
     ("q missing", "GET", "/vectorize", {"lang": "en"}, 422, "?q="),
     ("unknown model", "POST", "/v1/embeddings", {"model": "gpt-4", "input": "a"}, 404,
      "gpt-4"),
@@ -46,7 +55,7 @@ BAD = [
     ("a line over the limit", "POST", "/embed", {"inputs": ["ok", "x" * (LIMIT + 1)]}, 413,
      f"inputs[1] has {LIMIT + 1} characters; the limit is {LIMIT}"),
     ("a query over the limit", "GET", "/vectorize", {"q": "x" * (LIMIT + 1)}, 413,
-     f"the limit is {LIMIT}"),
+     f"the limit is {LIMIT} (--max-chars); send &truncate=true to cut it"),
     ("oversize body", "POST", "/embed", {"inputs": "a", "padding": "x" * 200_000}, 413,
      "limit is 200000"),
     ("k too large", "POST", "/search", {"queries": "a", "k": 101}, 422, "'k'"),
@@ -87,6 +96,15 @@ def test_truncate_cuts_a_long_line_to_the_limit(server, default_encoder):
     line = "The cat sleeps on the sofa. " * 20
     rows = server.post("/embed", {"inputs": [line], "truncate": True, "normalize": False}).json()
     np.testing.assert_allclose(rows, default_encoder.encode([line[:LIMIT]], "en"), atol=1e-6)
+
+
+@pytest.mark.parametrize("truncate", ["true", "1"])
+def test_truncate_on_vectorize_cuts_a_long_query(server, default_encoder, truncate):
+    line = "The cat sleeps on the sofa. " * 20
+    body = server.get("/vectorize", params={"q": line, "truncate": truncate}).json()
+    assert body["content"] == line[:LIMIT]
+    np.testing.assert_allclose(body["embedding"], default_encoder.encode([line[:LIMIT]], "en"),
+                               atol=1e-6)
 
 
 def test_a_wrong_method_on_a_known_path_gets_json_and_the_methods_allowed(server):

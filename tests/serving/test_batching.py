@@ -1,6 +1,7 @@
 """The batcher on its own, with a real encoder: rows, failures and shutdown, whatever the mix."""
 import gc
 import random
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -9,7 +10,7 @@ import pytest
 
 from laser import Encoder
 from laser.errors import LaserError
-from laser.serving.batching import Batcher, ShuttingDown
+from laser.serving.batching import Batcher, QueueFull, ShuttingDown
 from laser.serving.metrics import Metrics
 
 from conftest import PARITY, PARITY_MODEL, read_fixture_lines
@@ -69,3 +70,45 @@ def test_a_model_no_longer_used_is_not_kept(batcher):
     del encoder
     gc.collect()
     assert dropped() is None
+
+
+def test_a_queue_of_n_sentences_takes_n_and_refuses_one_more(encoder):
+    # not started: nothing leaves the queue while the test fills it
+    batcher = Batcher(max_queued=3, metrics=Metrics(), threads=1)
+    batcher.submit(encoder, ["Un.", "Deux.", "Trois."], "fr")
+    assert batcher.metrics.queued == 3
+    with pytest.raises(QueueFull):
+        batcher.submit(encoder, ["Quatre."], "fr")
+    with pytest.raises(QueueFull):
+        Batcher(max_queued=3, metrics=Metrics(), threads=1).submit(encoder, ["a", "b", "c", "d"],
+                                                                   "fr")
+
+
+def eventually(condition, seconds: float = 60) -> bool:
+    """Whether `condition()` holds within `seconds` (a Future's callbacks run just after the
+    waiters wake)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_a_failed_request_frees_its_places_in_the_queue(encoder, batcher):
+    with pytest.raises(LaserError):
+        batcher.submit(encoder, ["Une phrase.", "Et une autre."], " ").result(timeout=60)
+    assert eventually(lambda: batcher.metrics.queued == 0)
+    assert "\nlaser_queue_sentences 0\n" in batcher.metrics.text()
+    assert batcher.metrics.peak_queued == 2
+
+
+def test_an_abandoned_request_frees_its_places_and_is_never_embedded(encoder):
+    metrics = Metrics()
+    batcher = Batcher(max_queued=10, metrics=metrics, threads=1)
+    abandoned = batcher.submit(encoder, ["Un.", "Deux."], "fr")
+    assert abandoned.cancel() and metrics.queued == 0
+    kept = batcher.submit(encoder, ["Trois."], "fr")
+    batcher.start()
+    assert kept.result(timeout=60).rows.shape == (1, encoder.dim)
+    batcher.close()
+    assert metrics.abandoned_sentences == 2 and metrics.batch_sentences.total == 1
+    assert eventually(lambda: metrics.queued == 0)

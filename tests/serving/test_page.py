@@ -1,5 +1,6 @@
 """The page at / in a real headless chromium (Debian's, driven by its chromedriver): type
-sentences, see their similarity matrix; type a query, see its nearest indexed sentences."""
+sentences, see their similarity matrix; type a query, see its nearest indexed sentences; on a
+server with API keys, give the key, which stays in the tab."""
 from __future__ import annotations
 
 import os
@@ -10,8 +11,7 @@ import pytest
 
 from laser.search.vectors import unit_rows
 
-from serving.conftest import INDEXED
-
+from serving.conftest import INDEXED, start_server
 
 
 def browser_programs() -> tuple[str | None, str | None]:
@@ -97,3 +97,31 @@ def test_page_shows_a_refusal(server, browser):
     status = browser.find_element(By.ID, "status")
     WebDriverWait(browser, 60).until(lambda _: status.text)
     assert "unknown language" in status.text
+
+
+def test_page_asks_for_the_key_and_keeps_it_in_the_tab_only(serving_dir, index_path, browser):
+    from selenium.webdriver.common.by import By
+    keyed = start_server(serving_dir, "--index", str(index_path), "--api-key", "page-key")
+    try:
+        browser.get(keyed.url + "/")
+        wait_for(browser, "#key-box:not(.hidden)")
+        assert "API key" in browser.find_element(By.ID, "status").text
+        browser.find_element(By.ID, "key").send_keys("page-key")
+        browser.find_element(By.ID, "use-key").click()
+        wait_for(browser, "#search:not(.hidden)")
+        assert browser.find_element(By.ID, "models").text.startswith("Models: ")
+        browser.find_element(By.ID, "compare").click()
+        cells = wait_for(browser, "#matrix td", 9)
+        assert float(cells[0].text) == 1.0
+        storage = browser.execute_script(
+            "return [sessionStorage.getItem('laser-api-key'), localStorage.length, "
+            "document.cookie]")
+        assert storage == ["page-key", 0, ""]
+        browser.switch_to.new_window("tab")  # another tab: no key, asked again
+        browser.get(keyed.url + "/")
+        wait_for(browser, "#key-box:not(.hidden)")
+        assert browser.execute_script("return sessionStorage.getItem('laser-api-key')") is None
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+    finally:
+        keyed.stop()

@@ -1,0 +1,1 @@
+"""laser inside other frameworks: `langchain` (LangChain's Embeddings interface)."""
