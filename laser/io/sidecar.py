@@ -6,6 +6,7 @@ import os
 from typing import Optional
 
 from .atomic import atomic_text_output, takes_sidecar
+from .sources import expand
 
 SUFFIX = ".json"
 
@@ -32,6 +33,15 @@ def read_sidecar(path: str | os.PathLike) -> dict:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+def shared_sidecar(spec: str) -> dict:
+    """The sidecar of an input's embeddings: its file's, or for a directory, glob or @LIST of
+    files the first one's when all of them record the same model (else empty)."""
+    paths = [path for path in expand(spec) if not path.endswith(SUFFIX)]
+    records = [read_sidecar(path) for path in paths]
+    models = {record.get("model_sha256") for record in records}
+    return records[0] if records and len(models) == 1 else {}
 
 
 def embeddings_model(path: str) -> Optional[str]:

@@ -32,7 +32,7 @@ STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 
 def expand(spec: str) -> list[str]:
     """The files of one input, in order: `spec` itself (a file, '-' for stdin), the files under
-    a directory (recursively, by name, hidden ones left out), the matches of a glob (by name)
+    a directory (recursively, by path, hidden files and folders left out), the matches of a glob (by name)
     or the paths listed in @LIST (one a line, as written; blank lines skipped). An existing
     file named like a glob or @LIST is that file."""
     if spec == STDIN:
@@ -55,8 +55,9 @@ def expand(spec: str) -> list[str]:
 def _directory_files(directory: str) -> list[str]:
     found = []
     for root, folders, files in os.walk(directory):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
-        found += [os.path.join(root, name) for name in sorted(files) if not name.startswith(".")]
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        found += [os.path.join(root, name) for name in files if not name.startswith(".")]
+    found.sort(key=lambda path: os.path.relpath(path, directory).split(os.sep))
     if not found:
         raise LaserError(f"{directory}: no files in this directory")
     return found

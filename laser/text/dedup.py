@@ -6,7 +6,8 @@ import re
 
 # CCNet's list: typographic and full-width punctuation, then the C0 and C1 control characters
 # (tab included). ASCII punctuation is kept.
-REMOVED = ("，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％►"
+REMOVED = ("，。、„”“«»１」「《》´∶："
+           "？！（）；–—．～’…━〈〉【】％►"
            + "".join(map(chr, [*range(0, 32), *range(127, 160)])))
 _DELETE = str.maketrans("", "", REMOVED)
 _DIGIT = re.compile(r"\d")
