@@ -44,10 +44,8 @@ def _ray_search(distributed, options, output: str):
 @main.command("mine", epilog=examples(
     "laser mine de.txt en.txt --src-lang de --trg-lang en -o mined.tsv --threshold 1.04",
     "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy -o mined.tsv",
-    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy "
-    "--index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv",
     "laser mine 'crawl/de/*.txt.gz' @en-shards.list --src-lang de --trg-lang en --unify "
-    "--provenance -o mined.tsv"))
+    "--provenance --index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
 @bitext_inputs
 @click.option("--mode", type=click.Choice(MODES), default="mine", show_default=True,
               help="search: best target of each source line; score: margin of line i with line "
