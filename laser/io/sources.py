@@ -138,6 +138,14 @@ def compression_of(path: str, head: bytes) -> Optional[str]:
     return found
 
 
+@contextmanager
+def _decompressing(path: str) -> Iterator[tuple[BinaryIO, Optional[str]]]:
+    """The bytes of a file decompressed as its magic bytes say, and the compression (or None)."""
+    with _opened(path) as raw:
+        kind = compression_of(display_name(path), _head(raw))
+        yield _decompressed(raw, kind), kind
+
+
 def _decompressed(raw: BinaryIO, kind: Optional[str]) -> BinaryIO:
     if kind == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
@@ -204,9 +212,7 @@ def file_lines(path: str) -> Iterator[str]:
     bytes, invalid UTF-8, a truncated or corrupt stream and a failed read are errors naming
     the file and line."""
     name = display_name(path)
-    with _opened(path) as raw:
-        kind = compression_of(name, _head(raw))
-        stream = _decompressed(raw, kind)
+    with _decompressing(path) as (stream, kind):
         number = 0
         try:
             for number, text in enumerate(decode_lines(name, stream, 1), 1):
@@ -259,9 +265,7 @@ def is_plain_file(path: str) -> bool:
 def count_file_lines(path: str) -> int:
     """The lines of one regular file as `file_lines` splits them, read in blocks."""
     count, last = 0, b"\n"
-    with _opened(path) as raw:
-        kind = compression_of(path, _head(raw))
-        stream = _decompressed(raw, kind)
+    with _decompressing(path) as (stream, kind):
         try:
             for block in iter(lambda: stream.read(1 << 24), b""):
                 count += block.count(b"\n")

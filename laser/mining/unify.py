@@ -78,7 +78,7 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
     are already deleted (the space is freed when the arrays are); `workdir`: where they and the
     partitions go (default: the system's temp directory)."""
     with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp:
-        grouping = _Grouping(tmp, options.memory)
+        grouping = _Grouping(tmp, options)
         for start, keys in _key_chunks(lines, options):
             grouping.add(start, keys)
         return grouping.finish()
@@ -87,10 +87,11 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
 def _key_chunks(lines: Iterable[str], options: UnifyOptions) -> Iterator[tuple[int, np.ndarray]]:
     """(first line, keys) of consecutive chunks of `options.chunk_lines` lines."""
     digests, start, count = bytearray(), 0, 0
+    size, key = options.chunk_lines, options.key
     for text in lines:
-        digests += line_key(text, options.key)
+        digests += line_key(text, key)
         count += 1
-        if count - start == options.chunk_lines:
+        if count - start == size:
             yield start, np.frombuffer(bytes(digests), dtype=KEY)
             digests, start = bytearray(), count
     if count > start:
@@ -114,8 +115,8 @@ class _Grouping:
     chunks' groups (held in memory until they outgrow half the budget, then partitions), and
     each chunk group's first and last line over the side."""
 
-    def __init__(self, folder: str, memory: int):
-        self.folder, self.memory = folder, memory
+    def __init__(self, folder: str, options: UnifyOptions):
+        self.folder, self.memory, self.chunk_lines = folder, options.memory, options.chunk_lines
         self.lines = 0
         self.held: list[np.ndarray] = []
         self.held_bytes = 0
@@ -186,8 +187,7 @@ class _Grouping:
         sentence. The sentence of each line is written over its chunk's first line."""
         line_sentence = self._lines_file("chunk-first", "r+")
         sentence_at = self._lines_file("sentence-at", "w+")
-        step = self.memory // BYTES_PER_CHUNK_LINE
-        sentences = 0
+        step, sentences = self.chunk_lines, 0
         with open(self._path("first"), "wb") as first_out, \
                 open(self._path("last"), "wb") as last_out:
             for start in range(0, self.lines, step):
