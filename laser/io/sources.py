@@ -72,6 +72,14 @@ def _listed_files(list_path: str) -> list[str]:
     return paths
 
 
+def absolute_spec(spec: str) -> str:
+    """`spec` as it reads from any directory: its path (or @LIST's) made absolute (the paths in
+    a list stay as written)."""
+    if spec == STDIN or os.path.lexists(spec) or not spec.startswith("@"):
+        return spec if spec == STDIN else os.path.abspath(spec)
+    return "@" + os.path.abspath(spec[1:])
+
+
 def check_sources(spec: str) -> list[str]:
     """The files of `spec`, each refused before any work when missing, unreadable or a
     directory (pipes and FIFOs are fine)."""

@@ -167,11 +167,11 @@ class _Grouping:
 
     def _resolve_file(self, path: str, depth: int, group_first: np.ndarray,
                       group_last: np.ndarray) -> None:
-        """Resolve one partition file, split by the key's next 4 bits while it outgrows the
-        budget (a key is in at most one record per chunk, so splitting always ends)."""
+        """Resolve one partition file, split by the key's next 4 bits while it outgrows half
+        the budget (a key is in at most one record per chunk, so splitting always ends)."""
         if not os.path.exists(path):
             return
-        if os.path.getsize(path) <= self.memory or depth * FANOUT_BITS >= KEY.itemsize * 8:
+        if os.path.getsize(path) <= self.memory // 2 or depth * FANOUT_BITS >= KEY.itemsize * 8:
             _resolve(np.fromfile(path, dtype=RECORD), group_first, group_last)
             os.remove(path)
             return
