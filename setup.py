@@ -54,6 +54,8 @@ setup(
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary
         "ipadic>=1.0.0",
+        # .zst inputs: the backport of Python 3.14's compression.zstd (a 0.5 MB wheel)
+        "backports.zstd>=1.0; python_version < '3.14'",
     ],
     extras_require={
         # Training, LASER3 transformers, GPUs, --runtime torch, --quantize fp16 (laser.optional).

@@ -6,7 +6,6 @@ from __future__ import annotations
 import bz2
 import glob
 import gzip
-import io
 import lzma
 import os
 import stat
@@ -24,9 +23,8 @@ MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "
 BZIP2_BLOCKS = (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
 SUFFIXES = {".gz": "gzip", ".xz": "xz", ".zst": "zstd", ".bz2": "bzip2"}
 HEAD_BYTES = 10
-READ_BYTES = 1 << 16
-# What a corrupt or truncated stream raises as it is read (zstandard's ZstdError is an
-# Exception of its own, added when a .zst file is opened).
+# What a corrupt or truncated stream raises as it is read (zstd's ZstdError is an Exception of
+# its own, added when a .zst file is opened).
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 
 
@@ -162,56 +160,22 @@ def _decompressed(raw: BinaryIO, kind: Optional[str]) -> BinaryIO:
     if kind == "bzip2":
         return bz2.BZ2File(raw)
     if kind == "zstd":
-        return io.BufferedReader(ZstdFrames(raw), buffer_size=READ_BYTES)
+        return zstd_module().ZstdFile(raw)
     return raw
 
 
-class ZstdFrames(io.RawIOBase):
-    """The decompressed bytes of zstd frames one after another; a stream that ends inside a
-    frame is an EOFError, as gzip, lzma and bz2 raise it (zstandard's own readers stop there
-    silently)."""
-
-    def __init__(self, raw: BinaryIO):
-        import zstandard
-        super().__init__()
-        self._raw, self._new_frame = raw, zstandard.ZstdDecompressor().decompressobj
-        self._frame = self._new_frame()
-        self._in_frame = False
-        self._pending, self._offset = b"", 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        while self._offset == len(self._pending):
-            compressed = self._raw.read(READ_BYTES)
-            if not compressed:
-                if self._in_frame:
-                    raise EOFError("compressed file ended before the end-of-stream marker was "
-                                   "reached")
-                return 0
-            self._pending, self._offset = self._decompress(compressed), 0
-        size = min(len(buffer), len(self._pending) - self._offset)
-        buffer[:size] = self._pending[self._offset:self._offset + size]
-        self._offset += size
-        return size
-
-    def _decompress(self, data: bytes) -> bytes:
-        out = []
-        while data:
-            if self._frame.eof:
-                self._frame = self._new_frame()
-            out.append(self._frame.decompress(data))
-            data = self._frame.unused_data if self._frame.eof else b""
-        self._in_frame = not self._frame.eof
-        return b"".join(out)
+def zstd_module():
+    """zstd of the standard library (`compression.zstd`, Python 3.14 on), else its backport
+    (the `backports.zstd` package, a dependency before 3.14)."""
+    try:
+        from compression import zstd
+    except ImportError:
+        from backports import zstd
+    return zstd
 
 
 def _stream_errors(kind: Optional[str]) -> tuple[type, ...]:
-    if kind != "zstd":
-        return STREAM_ERRORS
-    import zstandard
-    return STREAM_ERRORS + (zstandard.ZstdError,)
+    return STREAM_ERRORS + (zstd_module().ZstdError,) if kind == "zstd" else STREAM_ERRORS
 
 
 def file_lines(path: str) -> Iterator[str]:

@@ -5,15 +5,14 @@ import lzma
 import os
 
 import pytest
-import zstandard
 
 from laser.errors import LaserError
-from laser.io.sources import check_sources, expand, is_plain_file, located_lines
+from laser.io.sources import check_sources, expand, is_plain_file, located_lines, zstd_module
 from laser.io.text import count_lines, read_lines
 
 LINES = [f"line {i} ü" for i in range(3000)]
 COMPRESS = {".gz": gzip.compress, ".xz": lzma.compress, ".bz2": bz2.compress,
-            ".zst": lambda data: zstandard.ZstdCompressor().compress(data)}
+            ".zst": zstd_module().compress}
 
 
 def text(lines, final_newline=True):

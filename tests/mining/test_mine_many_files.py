@@ -7,14 +7,14 @@ import lzma
 
 import numpy as np
 import pytest
-import zstandard
 from click.testing import CliRunner
 
 from laser.cli import main
+from laser.io.sources import zstd_module
 from laser.io.text import read_lines
 
 COMPRESS = [gzip.compress, lzma.compress, bz2.compress,
-            lambda data: zstandard.ZstdCompressor().compress(data), lambda data: data]
+            zstd_module().compress, lambda data: data]
 SUFFIXES = [".gz", ".xz", ".bz2", ".zst", ".txt"]
 SRC_CUTS = [0, 13, 13, 30, 52, 70]
 
