@@ -3,12 +3,12 @@ sentences."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from ..errors import LaserError
-from ..io.sources import STDIN, check_sources, file_lines
+from ..io.sources import STDIN, check_sources, located_lines
 from ..search.vectors import Vectors
 from .unify import UnifyOptions, unify_lines
 
@@ -16,8 +16,8 @@ from .unify import UnifyOptions, unify_lines
 @dataclass
 class Corpus:
     """A side read once: the distinct sentence of each line (all, unless unified); `path` is
-    the side as given (a file, directory, glob or @LIST), `files` its files in order and
-    `file_starts` the first line of each."""
+    the side as given (a file, directory, glob or @LIST), `files` its files that have lines, in
+    order, and `file_starts` the first line of each."""
 
     path: str
     line_sentence: np.ndarray
@@ -54,34 +54,35 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     """
     if path == STDIN:
         raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
-    files = check_sources(path)
-    counts: list[int] = []
-    lines = _counted(files, counts)
+    check_sources(path)
+    files: list[str] = []
+    starts: list[int] = []
+    lines = _noting_files(path, files, starts)
     unified = None
     if unify or legacy_line_map:
         unified = unify_lines(lines, unify_options if unify else UnifyOptions(), workdir)
+        total = len(unified.line_sentence)
     else:
-        for _ in lines:
-            pass
-    if sum(counts) == 0:
+        total = sum(1 for _ in lines)
+    if total == 0:
         raise LaserError(f"{path}: empty corpus")
-    every = np.arange(sum(counts))
-    starts = np.cumsum([0] + counts[:-1])
+    every = np.arange(total)
+    where = dict(files=tuple(files), file_starts=np.array(starts, dtype=np.int64))
     if unified is None:
-        return Corpus(path, every, every, every, tuple(files), starts)
+        return Corpus(path, every, every, every, **where)
     if not unify:
-        return Corpus(path, unified.line_sentence, every, every, tuple(files), starts)
-    return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line,
-                  tuple(files), starts)
+        return Corpus(path, unified.line_sentence, every, every, **where)
+    return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line, **where)
 
 
-def _counted(files: Iterable[str], counts: list[int]) -> Iterator[str]:
-    """The lines of `files` in order; the line count of each is appended to `counts` as it ends."""
-    for path in files:
-        count = 0
-        for count, text in enumerate(file_lines(path), 1):
-            yield text
-        counts.append(count)
+def _noting_files(spec: str, files: list[str], starts: list[int]) -> Iterator[str]:
+    """The lines of `spec`; each file with lines is appended to `files` as it starts, and the
+    number of its first line (over the side) to `starts`."""
+    for index, (path, number, text) in enumerate(located_lines(spec)):
+        if number == 1:
+            files.append(path)
+            starts.append(index)
+        yield text
 
 
 def corpus_vectors(corpus: Corpus, embeddings: np.ndarray, name: str) -> Vectors:
