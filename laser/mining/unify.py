@@ -65,13 +65,6 @@ class Unified:
     spilled: bool = False
 
 
-def line_key(text: str, key: str = "line") -> bytes:
-    """The 16-byte digest that `key` groups a line by."""
-    if key == "normalized":
-        text = normalize_for_dedup(text)
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-
-
 def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
                 workdir: Optional[str] = None) -> Unified:
     """Group `lines` (streamed once) into sentences. The arrays are memory maps of files that
@@ -85,11 +78,13 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
 
 
 def _key_chunks(lines: Iterable[str], options: UnifyOptions) -> Iterator[tuple[int, np.ndarray]]:
-    """(first line, keys) of consecutive chunks of `options.chunk_lines` lines."""
-    digests, start, count = bytearray(), 0, 0
-    size, key = options.chunk_lines, options.key
-    for text in lines:
-        digests += line_key(text, key)
+    """(first line, keys) of consecutive chunks of `options.chunk_lines` lines: the key of a
+    line is the 16-byte BLAKE2b digest of its text, or of its normalised text."""
+    digests, start, count, size = bytearray(), 0, 0, options.chunk_lines
+    blake2b = hashlib.blake2b
+    texts = map(normalize_for_dedup, lines) if options.key == "normalized" else lines
+    for text in texts:
+        digests += blake2b(text.encode("utf-8"), digest_size=16).digest()
         count += 1
         if count - start == size:
             yield start, np.frombuffer(bytes(digests), dtype=KEY)

@@ -9,7 +9,7 @@ import pytest
 
 from laser.errors import LaserError
 from laser.mining.corpus import scan_corpus
-from laser.mining.unify import UnifyOptions, line_key, unify_lines
+from laser.mining.unify import UnifyOptions, unify_lines
 from laser.text.dedup import normalize_for_dedup
 
 
@@ -18,7 +18,8 @@ def reference(lines, key="line"):
     last line of each sentence)."""
     number, line_sentence, first, last = {}, [], [], []
     for index, text in enumerate(lines):
-        sentence = number.setdefault(line_key(text, key), len(number))
+        sentence = number.setdefault(normalize_for_dedup(text) if key == "normalized" else text,
+                                     len(number))
         if sentence == len(first):
             first.append(index)
             last.append(index)
