@@ -72,8 +72,9 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
     partitions go (default: the system's temp directory)."""
     with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp:
         grouping = _Grouping(tmp, options)
-        for start, keys in _key_chunks(lines, options):
-            grouping.add(start, keys)
+        with open(grouping.path("chunk-first"), "wb") as chunk_first:
+            for start, keys in _key_chunks(lines, options):
+                chunk_first.write(grouping.add(start, keys).tobytes())
         return grouping.finish()
 
 
@@ -116,22 +117,22 @@ class _Grouping:
         self.held: list[np.ndarray] = []
         self.held_bytes = 0
         self.spilled = False
-        self.chunk_first = open(self._path("chunk-first"), "wb")
 
-    def _path(self, name: str) -> str:
+    def path(self, name: str) -> str:
         return os.path.join(self.folder, name)
 
-    def add(self, start: int, keys: np.ndarray) -> None:
-        """Group one chunk of keys, lines start.. of the side."""
+    def add(self, start: int, keys: np.ndarray) -> np.ndarray:
+        """Group one chunk of keys, lines start.. of the side; returns each line's first line in
+        the chunk."""
         order, starts, ends, group = _groups(keys)
         first, last = order[starts] + start, order[ends] + start
         chunk_first = np.empty(len(keys), dtype=LINE)
         chunk_first[order] = first[group]
-        self.chunk_first.write(chunk_first.tobytes())
         records = np.empty(len(starts), dtype=RECORD)
         records["key"], records["first"], records["last"] = keys[order[starts]], first, last
         self._hold(records)
         self.lines = start + len(keys)
+        return chunk_first
 
     def _hold(self, records: np.ndarray) -> None:
         if not self.spilled and self.held_bytes + records.nbytes <= self.memory // 2:
@@ -139,12 +140,11 @@ class _Grouping:
             self.held_bytes += records.nbytes
             return
         for held in self.held + [records]:
-            _spill(held, self._path("part-"), 0)
+            _spill(held, self.path("part-"), 0)
         self.held, self.held_bytes, self.spilled = [], 0, True
 
     def finish(self) -> Unified:
         """Every group's first and last line over the side, then the sentences."""
-        self.chunk_first.close()
         if self.lines == 0:
             empty = np.zeros(0, dtype=LINE)
             return Unified(empty, empty, empty)
@@ -152,13 +152,13 @@ class _Grouping:
         group_last = self._lines_file("group-last", "w+")
         if self.spilled:
             for part in range(1 << FANOUT_BITS):
-                self._resolve_file(f"{self._path('part-')}{part:x}", 1, group_first, group_last)
+                self._resolve_file(f"{self.path('part-')}{part:x}", 1, group_first, group_last)
         else:
             _resolve(np.concatenate(self.held), group_first, group_last)
         return self._sentences(group_first, group_last)
 
     def _lines_file(self, name: str, mode: str) -> np.memmap:
-        return np.memmap(self._path(name), dtype=LINE, mode=mode, shape=(self.lines,))
+        return np.memmap(self.path(name), dtype=LINE, mode=mode, shape=(self.lines,))
 
     def _resolve_file(self, path: str, depth: int, group_first: np.ndarray,
                       group_last: np.ndarray) -> None:
@@ -183,8 +183,8 @@ class _Grouping:
         line_sentence = self._lines_file("chunk-first", "r+")
         sentence_at = self._lines_file("sentence-at", "w+")
         step, sentences = self.chunk_lines, 0
-        with open(self._path("first"), "wb") as first_out, \
-                open(self._path("last"), "wb") as last_out:
+        with open(self.path("first"), "wb") as first_out, \
+                open(self.path("last"), "wb") as last_out:
             for start in range(0, self.lines, step):
                 lines = np.arange(start, min(start + step, self.lines), dtype=LINE)
                 first = group_first[line_sentence[lines[0]:lines[-1] + 1]]
@@ -195,8 +195,8 @@ class _Grouping:
                 first_out.write(new.tobytes())
                 last_out.write(np.asarray(group_last[new], dtype=LINE).tobytes())
         line_sentence.flush()
-        return Unified(self._lines_file("chunk-first", "r"), _mapped(self._path("first")),
-                       _mapped(self._path("last")), self.spilled)
+        return Unified(self._lines_file("chunk-first", "r"), _mapped(self.path("first")),
+                       _mapped(self.path("last")), self.spilled)
 
 
 def _nibble(keys: np.ndarray, depth: int) -> np.ndarray:
