@@ -40,7 +40,7 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
-def _exit_cleanly_on_signals() -> None:
+def exit_cleanly_on_signals() -> None:
     """Turn SIGTERM/SIGHUP into an exception (where no one else handles them), so `finally`
     blocks run; only the main thread may install handlers."""
     if threading.current_thread() is not threading.main_thread():
@@ -97,7 +97,7 @@ def check_output_path(path: str | os.PathLike) -> Path:
 
 
 @contextmanager
-def _write_errors(path: str | os.PathLike) -> Iterator[None]:
+def write_errors(path: str | os.PathLike) -> Iterator[None]:
     """A failed write of the output itself (full disk, /dev/full) as one line naming it."""
     try:
         yield
@@ -126,14 +126,14 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     file (or the symlink's target), or copied into a stream (binary formats may seek back, so a
     stream's bytes are staged in the system's temp directory first)."""
     check_output_path(path)
-    _exit_cleanly_on_signals()
+    exit_cleanly_on_signals()
     stream = is_stream(path)
     target = replaced_file(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=None if stream else target.parent)
     os.close(fd)
     try:
-        with _write_errors(path):
+        with write_errors(path):
             yield tmp
             if stream:
                 with open(tmp, "rb") as staged, _open_stream(path) as out:
@@ -156,7 +156,7 @@ def atomic_text_output(path: str | os.PathLike) -> Iterator[TextIO]:
         return
     if is_stream(path):
         check_output_path(path)
-        with _write_errors(path), open(path, "w", encoding="utf-8", newline="\n") as f:
+        with write_errors(path), open(path, "w", encoding="utf-8", newline="\n") as f:
             yield f
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:

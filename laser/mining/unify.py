@@ -19,6 +19,7 @@ from typing import Iterable, Iterator, Optional
 import numpy as np
 
 from ..errors import LaserError
+from ..io.atomic import exit_cleanly_on_signals, write_errors
 from ..text.dedup import normalize_for_dedup
 
 UNIFY_KEYS = ("line", "normalized")
@@ -69,13 +70,17 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
                 workdir: Optional[str] = None) -> Unified:
     """Group `lines` (streamed once) into sentences. The arrays are memory maps of files that
     are already deleted (the space is freed when the arrays are); `workdir`: where they and the
-    partitions go (default: the system's temp directory)."""
-    with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp:
+    partitions go (default: the system's temp directory), removed on SIGTERM too."""
+    exit_cleanly_on_signals()
+    with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp, \
+            write_errors(tmp):
         grouping = _Grouping(tmp, options)
         with open(grouping.path("chunk-first"), "wb") as chunk_first:
             for start, keys in _key_chunks(lines, options):
                 chunk_first.write(grouping.add(start, keys).tobytes())
         return grouping.finish()
+
+
 
 
 def _key_chunks(lines: Iterable[str], options: UnifyOptions) -> Iterator[tuple[int, np.ndarray]]:

@@ -1,7 +1,10 @@
 """--unify's grouping: the same sentences however little memory it may hold, and memory that
 does not grow with the lines."""
 import gzip
+import os
 import random
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -11,6 +14,8 @@ from laser.errors import LaserError
 from laser.mining.corpus import scan_corpus
 from laser.mining.unify import UnifyOptions, unify_lines
 from laser.text.dedup import normalize_for_dedup
+
+from conftest import ROOT
 
 
 def reference(lines, key="line"):
@@ -109,3 +114,22 @@ def test_an_unknown_key_or_a_tiny_budget_is_refused():
         UnifyOptions("case")
     with pytest.raises(LaserError, match="at least 2048 bytes"):
         UnifyOptions(memory=100)
+
+
+def test_a_full_disk_under_the_work_files_is_one_line_and_leaves_none(tmp_path):
+    script = (
+        "import resource, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+        "from laser.errors import LaserError\n"
+        "from laser.mining.unify import UnifyOptions, unify_lines\n"
+        "try:\n"
+        f"    unify_lines((f'line {{i}}' for i in range(100_000)), UnifyOptions(memory=4096),"
+        f" {str(tmp_path)!r})\n"
+        "except LaserError as error:\n"
+        "    print(error)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(": cannot write (file too large)\n"), done.stdout
+    assert list(tmp_path.iterdir()) == []
