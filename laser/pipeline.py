@@ -15,7 +15,7 @@ import numpy as np
 from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
-from .io.sidecar import write_sidecar
+from .io.sidecar import check_sidecar_replaceable, write_sidecar
 from .io.text import check_input, count_lines, read_lines
 from .progress import progress_bar, shows_progress
 from .version import __version__
@@ -184,6 +184,8 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     if options.fmt not in FORMATS:
         raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
     check_job(input_path, output_path)
+    if options.provenance:
+        check_sidecar_replaceable(output_path)
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import pickle
+import signal
+import traceback
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -22,6 +27,8 @@ MINING_FIXTURES = DATA / "mining"
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                  reason="torch is not installed (the light install)")
 CORPUS_SAMPLE = DATA / "corpus"
+NOBODY = 65534  # the uid and gid a test drops root for
+CHILD_SECONDS = 120  # the longest a forked child of `as_nobody` may run
 
 
 def fixture_language(stem: str) -> str:
@@ -156,3 +163,70 @@ def one_error_line(result) -> str:
     line, = result.stderr.splitlines()
     assert line.startswith("laser: error: ") and "Traceback" not in result.output
     return line
+
+
+@pytest.fixture
+def syncs(monkeypatch) -> list[tuple[str, object]]:
+    """What is made durable, in order: ("fsync", (device, inode)) and ("replace", absolute
+    target), recorded by wrappers of `os.fsync` and `os.replace` that still do their work."""
+    events: list[tuple[str, object]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        status = os.fstat(fd)
+        real_fsync(fd)
+        events.append(("fsync", (status.st_dev, status.st_ino)))
+
+    def replace(source, target, **options):
+        real_replace(source, target, **options)
+        events.append(("replace", os.path.abspath(target)))
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return events
+
+
+def assert_durable(syncs: list, path: Path) -> None:
+    """`path` was renamed into place after its own inode was fsynced, and its directory was
+    fsynced after the rename (as SQLite commits a file)."""
+    def identity(synced: Path) -> tuple[int, int]:
+        status = os.stat(synced)
+        return status.st_dev, status.st_ino
+    renamed = max(at for at, event in enumerate(syncs)
+                  if event == ("replace", os.path.abspath(path)))  # the last rename is its own
+    assert ("fsync", identity(path)) in syncs[:renamed], f"{path} not synced before its rename"
+    assert ("fsync", identity(path.parent)) in syncs[renamed + 1:], \
+        f"{path.parent} not synced after {path.name} was renamed into it"
+
+
+def as_nobody(work: Callable[[], object], groups: tuple[int, ...] = ()) -> object:
+    """`work()` in a forked child that dropped root for uid and gid 65534 (`nobody`, also in
+    `groups`); its result comes back through a pipe. A fork, not a new interpreter, so the
+    child needs no access to where Python is installed; run `work` once as root first, so that
+    everything it imports is imported before root is dropped."""
+    if os.geteuid() != 0:
+        pytest.skip("dropping privileges needs root; this run is unprivileged already")
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        outcome: tuple = ("error", "")
+        try:
+            signal.alarm(CHILD_SECONDS)  # a child stuck (a lock held at the fork) dies, not waits
+            os.close(readable)
+            os.setgroups(list(groups))
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            outcome = ("ok", work())
+        except BaseException:  # noqa: BLE001 - every failure goes back to the test
+            outcome = ("error", traceback.format_exc())
+        finally:
+            with os.fdopen(writable, "wb") as pipe:
+                pickle.dump(outcome, pipe)
+            os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as pipe:
+        report = pipe.read()
+    _, exit_status = os.waitpid(child, 0)
+    assert report, f"the child ended without a report (wait status {exit_status})"
+    status, value = pickle.loads(report)
+    assert status == "ok", value
+    return value

@@ -47,11 +47,13 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     glob or @LIST (a file of paths, one a line); text files may be compressed.
     """
     from ..io.atomic import check_output_path
+    from ..io.sidecar import check_sidecar_replaceable
     from ..io.sources import absolute_spec
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
+    check_sidecar_replaceable(output)
     encoder = encoder_loader(model, lang)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
@@ -180,10 +182,12 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     the k rows most similar to row i (cosine, i itself left out) and their scores."""
     from ..apps.graph import knn_graph, save_graph
     from ..io.atomic import check_output_path
+    from ..io.sidecar import check_sidecar_replaceable
     from ..io.sources import absolute_spec
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
+    check_sidecar_replaceable(output)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     encoder = encoder_loader(model, lang)
     origin = inputs.origin(encoder)

@@ -1,12 +1,17 @@
 """The one way outputs are written. A regular file (or a new path) gets a hidden temp file
 beside it, renamed over it only when the work succeeded and removed on failure, Ctrl-C or
-SIGTERM; a symlink's target is replaced that way (the link stays a link). Standard output
-('-'), a character or block device and a FIFO are written through as streams, never replaced,
-and get no sidecar; a write error (a full disk, /dev/full) is a one-line error."""
+SIGTERM; a symlink's target is replaced that way (the link stays a link). The rename is
+durable, as SQLite commits: the temp file is fsynced before it, its directory after. Access is
+never widened: a replaced file keeps its mode (and its group where the process may set it), a
+new one gets 0666 less the umask as `open` gives it, and a file whose mode bits deny us writing
+it is not replaced at all. Standard output ('-'), a character or block device and a FIFO are
+written through as streams, never replaced, never fsynced, and get no sidecar; a write error (a
+full disk, /dev/full) is a one-line error."""
 from __future__ import annotations
 
 import errno
 import os
+import secrets
 import shutil
 import signal
 import stat
@@ -26,6 +31,10 @@ TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHU
 WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO",
                                                            "EROFS", "ENXIO")
                          if hasattr(errno, name))
+NEW_FILE_MODE = 0o666  # less the umask, as `open` creates files
+PRIVATE_MODE = 0o600  # a temp file that will take a replaced file's mode
+GROUP_BITS = 0o070
+DIRECTORY_FLAG = getattr(os, "O_DIRECTORY", 0)
 
 
 class Terminated(SystemExit):
@@ -86,6 +95,7 @@ def check_output_path(path: str | os.PathLike) -> Path:
         raise LaserError(f"{path}: is a directory; give an output file name")
     if not directory.is_dir():
         raise LaserError(f"{path}: output directory does not exist")
+    check_replaceable(path)
     try:
         with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", suffix=".probe",
                                          dir=directory):
@@ -94,6 +104,91 @@ def check_output_path(path: str | os.PathLike) -> Path:
         raise LaserError(f"{path}: cannot write in {directory} "
                          f"({(error.strerror or str(error)).lower()})") from None
     return Path(path)
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """Refuse to replace an existing file whose mode bits deny us writing it (`read_only`)."""
+    try:
+        status = os.stat(path)
+    except OSError:  # none, or out of reach: the probe of `check_output_path` says why
+        return
+    _refuse_read_only(path, status)
+
+
+def _refuse_read_only(path: str | os.PathLike, status: os.stat_result) -> None:
+    if stat.S_ISREG(status.st_mode) and read_only(status):
+        raise LaserError(f"{path}: read-only (mode {stat.S_IMODE(status.st_mode):04o}), not "
+                         "replaced; make it writable or write elsewhere")
+
+
+def read_only(status: os.stat_result) -> bool:
+    """Whether the write bit of our class is off: the owner's for the owner and for root (whom
+    `open` never stops, so bits, not `os.access`, decide: a 0444 file stays), else the group's
+    for a member of the file's group, else the others'."""
+    uid = os.geteuid()
+    if uid in (0, status.st_uid):
+        bit = stat.S_IWUSR
+    elif status.st_gid == os.getegid() or status.st_gid in os.getgroups():
+        bit = stat.S_IWGRP
+    else:
+        bit = stat.S_IWOTH
+    return not status.st_mode & bit
+
+
+def new_temp_file(target: Path) -> str:
+    """A new empty hidden file beside `target` to write it in: created as `open` would create
+    `target` (0666 less the umask) when that is new, private (0600) when it replaces a file
+    (`install` gives it that file's mode)."""
+    mode = PRIVATE_MODE if os.path.lexists(target) else NEW_FILE_MODE
+    while True:
+        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+            return str(name)
+        except FileExistsError:
+            continue
+
+
+def install(temp: str | os.PathLike, target: Path) -> None:
+    """Rename a finished temp file over `target` durably and without widening access: the
+    replaced file's mode and group kept, the data fsynced before the rename, the directory
+    (where the new name lives) after it."""
+    _keep_access(temp, target)
+    _fsync(temp, os.O_RDONLY)
+    os.replace(temp, target)
+    _fsync(target.parent, os.O_RDONLY | DIRECTORY_FLAG)
+
+
+def _fsync(path: str | os.PathLike, flags: int) -> None:
+    """Flush `path` (a file or a directory) to the disk; a directory on a file system that
+    cannot sync one (EINVAL) is left as it is, as SQLite leaves it."""
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    except OSError as error:
+        if not (flags & DIRECTORY_FLAG and error.errno == errno.EINVAL):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _keep_access(temp: str | os.PathLike, target: Path) -> None:
+    """Give `temp` the mode and group (the owner too, for root) of the file it replaces; where
+    the group cannot be kept, its bits are cut to what others may do."""
+    try:
+        status = os.stat(target)
+    except FileNotFoundError:
+        return
+    _refuse_read_only(target, status)
+    owner = status.st_uid if os.geteuid() == 0 else -1
+    try:
+        os.chown(temp, owner, status.st_gid)
+    except PermissionError:
+        pass
+    mode = stat.S_IMODE(status.st_mode)
+    if os.stat(temp).st_gid != status.st_gid:
+        mode &= ~GROUP_BITS | ((mode & 0o007) << 3)
+    os.chmod(temp, mode)
 
 
 @contextmanager
@@ -129,9 +224,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     exit_cleanly_on_signals()
     stream = is_stream(path)
     target = replaced_file(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=None if stream else target.parent)
-    os.close(fd)
+    if stream:  # staged in the system's temp directory, never renamed
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
+    else:
+        tmp = new_temp_file(target)
     try:
         with write_errors(path):
             yield tmp
@@ -139,8 +236,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
                 with open(tmp, "rb") as staged, _open_stream(path) as out:
                     shutil.copyfileobj(staged, out)
             else:
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, target)
+                install(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -167,3 +263,8 @@ def replace_atomically(path: str | os.PathLike, write: Callable[[str], None]) ->
     """Create `path` by `write(temp_name)`: renamed into place, or copied into a stream."""
     with atomic_path(path) as tmp:
         write(tmp)
+
+
+def copy_atomically(source: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Make `path` a copy of the file `source`, written as every output is."""
+    replace_atomically(path, lambda tmp: shutil.copyfile(source, tmp))

@@ -1,7 +1,6 @@
 """Reading and writing embedding matrices: `.npy` and the headerless LASER layout, streamed and atomic."""
 from __future__ import annotations
 
-import ast
 import os
 from contextlib import ExitStack
 from pathlib import Path
@@ -10,23 +9,12 @@ from typing import BinaryIO, Optional
 import numpy as np
 
 from ..errors import LaserError
-from .atomic import atomic_path
+from . import npy
+from .atomic import atomic_path, replace_atomically
 from .sidecar import SUFFIX as SIDECAR, read_sidecar
 from .sources import expand
 
 FORMATS = ("npy", "raw")
-NPY_MAGIC = b"\x93NUMPY\x01\x00"
-# The header is written before the row count is known and patched at the end, so it
-# gets a fixed size that holds any shape (numpy pads headers with spaces the same way).
-NPY_HEADER_BYTES = 128
-
-
-def _npy_header(dtype: np.dtype, rows: int, dim: int) -> bytes:
-    fields = "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % (
-        np.dtype(dtype).str, rows, dim)
-    body_size = NPY_HEADER_BYTES - len(NPY_MAGIC) - 2
-    body = fields.ljust(body_size - 1) + "\n"
-    return NPY_MAGIC + len(body).to_bytes(2, "little") + body.encode("latin1")
 
 
 class EmbeddingWriter:
@@ -53,7 +41,7 @@ class EmbeddingWriter:
             tmp = stack.enter_context(atomic_path(self.path))
             self._file = stack.enter_context(open(tmp, "wb"))
             if self.fmt == "npy":
-                self._file.write(_npy_header(self.dtype, 0, self.dim))
+                self._file.write(npy.header(self.dtype, 0, self.dim))
             self._stack = stack.pop_all()
         return self
 
@@ -66,27 +54,24 @@ class EmbeddingWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None and self.fmt == "npy":
             self._file.seek(0)
-            self._file.write(_npy_header(self.dtype, self.rows, self.dim))
+            self._file.write(npy.header(self.dtype, self.rows, self.dim))
         self._stack.__exit__(exc_type, exc, tb)
 
 
-def _read_npy_header(path: Path) -> tuple[np.dtype, tuple[int, ...], int]:
-    with open(path, "rb") as f:
-        magic = f.read(6)
-        if magic != b"\x93NUMPY":
-            raise LaserError(f"{path}: not an .npy file")
-        major = f.read(2)[0]
-        size_bytes = 2 if major == 1 else 4
-        header_len = int.from_bytes(f.read(size_bytes), "little")
-        header = ast.literal_eval(f.read(header_len).decode("latin1"))
-        return np.dtype(header["descr"]), tuple(header["shape"]), 6 + 2 + size_bytes + header_len
+def save_array(path: str | os.PathLike, array: np.ndarray) -> None:
+    """`np.save` of any array to exactly `path` (no .npy added), as every output is written."""
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as out:  # a file object: np.save would add .npy to a path
+            np.save(out, array)
+    replace_atomically(path, write)
 
 
 def open_embeddings(spec: str | os.PathLike, dim: Optional[int] = None,
                     fp16: bool = False) -> np.ndarray | StackedRows:
     """Memory-map an embedding matrix: `.npy` (shape from its header) or the raw LASER layout
     (dimension and float16 from `dim`/`fp16`, else from the provenance sidecar). A directory,
-    glob or @LIST of such files (their sidecars left out) is their rows one after another."""
+    glob or @LIST of such files (their sidecars left out) is their rows one after another. A
+    damaged file (cut short, a broken header) or sidecar (not JSON) is one LaserError naming it."""
     paths = _embedding_files(str(spec))
     if len(paths) == 1:
         return _open_matrix(Path(paths[0]), dim, fp16)
@@ -103,19 +88,11 @@ def _embedding_files(spec: str) -> list[str]:
 def _open_matrix(path: Path, dim: Optional[int], fp16: bool) -> np.ndarray:
     if not path.is_file():
         raise LaserError(f"{path}: no such embedding file")
-    with open(path, "rb") as f:
-        is_npy = f.read(6) == b"\x93NUMPY"
-    if is_npy:
-        dtype, shape, _ = _read_npy_header(path)
-        if len(shape) != 2:
-            raise LaserError(f"{path}: expected a 2-d embedding matrix, found shape {shape}")
-        if dim is not None and shape[1] != dim:
-            raise LaserError(f"{path}: embeddings have dimension {shape[1]}, not {dim}")
-        if shape[0] == 0:
-            return np.zeros(shape, dtype=dtype)
-        return np.load(path, mmap_mode="r")
-    dim = dim or raw_dimension(path)
-    fp16 = fp16 or read_sidecar(path).get("dtype") == "float16"
+    sidecar = read_sidecar(path)
+    if npy.is_npy(path):
+        return _open_npy(path, dim)
+    dim = dim or raw_dimension(path, sidecar)
+    fp16 = fp16 or sidecar.get("dtype") == "float16"
     dtype = np.dtype(np.float16 if fp16 else np.float32)
     size = path.stat().st_size
     row_bytes = dim * dtype.itemsize
@@ -172,11 +149,21 @@ class StackedRows:
         return rows if dtype is None else rows.astype(dtype)
 
 
-def raw_dimension(path: str | os.PathLike) -> int:
+def _open_npy(path: Path, dim: Optional[int]) -> np.ndarray:
+    layout = npy.read_layout(path)
+    shape = layout.shape
+    if len(shape) != 2:
+        raise LaserError(f"{path}: expected a 2-d embedding matrix, found shape {shape}")
+    if dim is not None and shape[1] != dim:
+        raise LaserError(f"{path}: embeddings have dimension {shape[1]}, not {dim}")
+    return npy.memory_map(path, layout)
+
+
+def raw_dimension(path: Path, sidecar: dict) -> int:
     """The dimension of a headerless file, as its provenance sidecar records it."""
-    recorded = read_sidecar(path).get("dim")
+    recorded = sidecar.get("dim")
     if isinstance(recorded, int) and recorded > 0:
         return recorded
-    raise LaserError(f"{path}: raw embeddings without a {Path(path).name}.json sidecar: pass their "
+    raise LaserError(f"{path}: raw embeddings without a {path.name}.json sidecar: pass their "
                      "dimension with --dim (1024 for the official LASER models, 576 for the "
                      "shipped default)")

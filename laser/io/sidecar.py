@@ -5,7 +5,8 @@ import json
 import os
 from typing import Optional
 
-from .atomic import atomic_text_output, takes_sidecar
+from ..errors import LaserError
+from .atomic import atomic_text_output, check_replaceable, takes_sidecar
 from .sources import expand
 
 SUFFIX = ".json"
@@ -25,14 +26,38 @@ def write_sidecar(path: str | os.PathLike, record: dict) -> None:
         f.write("\n")
 
 
+def check_sidecar_replaceable(path: str | os.PathLike) -> None:
+    """Refuse, before any work, an output whose existing sidecar is read-only (the output would
+    be replaced, and its record not)."""
+    if takes_sidecar(path):
+        check_replaceable(sidecar_path(path))
+
+
 def read_sidecar(path: str | os.PathLike) -> dict:
-    """The sidecar of `path`; empty when there is none or it is not a JSON object."""
+    """The sidecar of `path`, empty when there is none; one that cannot be read, is not JSON
+    or not a JSON object is damaged: a LaserError naming it, never taken for absence."""
+    name = sidecar_path(path)
     try:
-        with open(sidecar_path(path), encoding="utf-8") as f:
+        with open(name, encoding="utf-8") as f:
             record = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
-    return record if isinstance(record, dict) else {}
+    except OSError as error:
+        raise LaserError(f"{name}: cannot read the sidecar "
+                         f"({(error.strerror or str(error)).lower()})") from None
+    except UnicodeDecodeError:
+        raise damaged(name, "not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise damaged(name, f"not valid JSON ({error.msg} at line {error.lineno} column "
+                            f"{error.colno})") from None
+    if not isinstance(record, dict):
+        raise damaged(name, f"a JSON {type(record).__name__}, not an object")
+    return record
+
+
+def damaged(name: str, what: str) -> LaserError:
+    return LaserError(f"{name}: damaged sidecar, {what}; repair it, or delete it to go on "
+                      "without its record")
 
 
 def shared_sidecar(spec: str) -> dict:

@@ -1,7 +1,7 @@
-"""Downloading the official models: resumable (HTTP Range on a .part file), verified, atomic."""
+"""Downloading the official models: resumable (HTTP Range on a .part file), verified, then
+installed as every output is (`laser.io.atomic.install`: fsynced, renamed, directory fsynced)."""
 from __future__ import annotations
 
-import os
 import re
 import socket
 import sys
@@ -14,6 +14,7 @@ from typing import BinaryIO, Collection, Optional
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..io.atomic import install
 from .files import sha256_of
 from .registry import (DEFAULT, FileSpec, find_model, mirror_url, model_path, read_record,
                              write_record)
@@ -191,8 +192,6 @@ def _copy(response, out: BinaryIO, remaining: Optional[int], url: str, total: Op
             out.write(block)
             received += len(block)
             bar.update(len(block))
-        out.flush()
-        os.fsync(out.fileno())
     if remaining is not None and received < remaining:
         raise Interrupted(f"transfer interrupted after {start + received} of "
                           f"{start + remaining} bytes")
@@ -209,8 +208,7 @@ def _verify_and_install(url: str, part: Path, target: Path, expected: Expected) 
     if problem:
         part.unlink()
         raise LaserError(f"{url}: {problem}; the downloaded data was removed")
-    os.chmod(part, 0o644)
-    os.replace(part, target)
+    install(part, target)
     return size, digest
 
 

@@ -9,6 +9,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..io.embeddings import save_array
 from ..runtime.sequences import BOS, EOS, PAD, UNK, sentence_ids
 from ..subwords.fastbpe import BPE
 from ..subwords.bpe_learn import add_words, learn_codes, subword_counts, write_codes, write_vocab
@@ -82,8 +83,8 @@ def _save_sequences(path_stem: Path, sequences: list[list[int]]) -> None:
     offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(s) for s in sequences])
     tokens = np.fromiter((t for s in sequences for t in s), dtype=np.int32, count=int(offsets[-1]))
-    np.save(f"{path_stem}.tokens.npy", tokens)
-    np.save(f"{path_stem}.offsets.npy", offsets)
+    save_array(f"{path_stem}.tokens.npy", tokens)
+    save_array(f"{path_stem}.offsets.npy", offsets)
 
 
 def _encode_file(pair_file: PairFile, codes: Path, vocab: Path, dictionary: dict[str, int],

@@ -13,6 +13,7 @@ import torch
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..io.atomic import atomic_text_output
 from ..models.files import ModelFiles, sha256_of
 from ..models.spaces import write_declaration
 from ..subwords.fastbpe import read_vocab
@@ -61,7 +62,8 @@ def _check_recorded(path: Path, values: dict) -> None:
             raise LaserError(f"{path.parent}: prepared with other settings ({recorded}); "
                              "use another --work-dir")
     else:
-        path.write_text(json.dumps(values, indent=1))
+        with atomic_text_output(path) as f:
+            f.write(json.dumps(values, indent=1))
 
 
 def work_bpe_files(work: Path) -> tuple[Path, Path]:

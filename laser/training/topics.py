@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import replace_atomically
+from ..io.embeddings import save_array
 from .distill import TeacherTargets
 
 KMEANS_ITERATIONS = 20
@@ -88,11 +89,6 @@ def _targets_fingerprint(targets: TeacherTargets) -> str:
     return f"{len(targets.cache)}:{digest.hexdigest()}"
 
 
-def _save_array(path: str, array: np.ndarray) -> None:
-    with open(path, "wb") as out:  # a file object: np.save would add .npy to a path
-        np.save(out, array)
-
-
 def topic_labels_path(directory: Path, stem: str, clusters: int) -> Path:
     """Where `topic_labels` keeps the clusters of the teacher cache `stem` in `directory`."""
     return directory / f"{stem}.topics-{clusters}.npy"
@@ -113,6 +109,6 @@ def topic_labels(targets: TeacherTargets, clusters: int, seed: int, directory: P
                              "use another --work-dir")
         return np.load(labels_path)
     labels = cluster_targets(targets, clusters, seed)
-    replace_atomically(labels_path, lambda tmp: _save_array(tmp, labels))
+    save_array(labels_path, labels)
     replace_atomically(state_path, lambda tmp: Path(tmp).write_text(json.dumps(state, indent=1)))
     return labels

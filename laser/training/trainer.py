@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
 import time
 from contextlib import closing
@@ -22,7 +21,7 @@ from tqdm import tqdm
 from ..runtime.bilstm import BiLSTMEncoder
 from ..runtime.sequences import PAD, embed_sequences
 from ..errors import LaserError
-from ..io.atomic import replace_atomically
+from ..io.atomic import copy_atomically, replace_atomically
 from ..eval.xsim import xsim_errors
 from ..search.vectors import Vectors
 from .batches import Batch, BatchSampler, prefetched
@@ -268,8 +267,8 @@ def export_model(model: BiLSTMEncoder, dictionary: dict[str, int], codes: Path, 
     """A model directory `laser embed --model` reads: NAME.pt, NAME.fcodes, NAME.fvocab."""
     directory.mkdir(parents=True, exist_ok=True)
     save_laser_checkpoint(model, dictionary, directory / f"{name}.pt", fp16)
-    shutil.copyfile(codes, directory / f"{name}.fcodes")
-    shutil.copyfile(vocab, directory / f"{name}.fvocab")
+    copy_atomically(codes, directory / f"{name}.fcodes")
+    copy_atomically(vocab, directory / f"{name}.fvocab")
 
 
 class Trainer:

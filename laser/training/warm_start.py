@@ -6,7 +6,6 @@ With more merges learned instead (`--grow-vocab`), a token the model lacks start
 the embeddings of the pieces the model's own BPE cuts it into."""
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -14,6 +13,7 @@ from typing import Callable, Optional
 import torch
 
 from ..errors import LaserError
+from ..io.atomic import copy_atomically
 from ..runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
 from ..models.resolve import model_directory
@@ -58,8 +58,8 @@ def check_growth(files: Optional[ModelFiles], merges: int) -> None:
 
 def copy_bpe(files: ModelFiles, codes: Path, vocab: Path) -> None:
     """The init model's BPE files as the work folder's (no BPE is learned)."""
-    shutil.copyfile(files.codes, codes)
-    shutil.copyfile(files.vocab, vocab)
+    copy_atomically(files.codes, codes)
+    copy_atomically(files.vocab, vocab)
 
 
 def warm_start(model: BiLSTMEncoder, dictionary: dict[str, int], files: ModelFiles,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import stat
+import tempfile
 import threading
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from click.testing import CliRunner
 
 from laser.cli import main
 
-from conftest import PARITY, PARITY_MODEL
+from conftest import PARITY, PARITY_MODEL, as_nobody
 
 MODEL = ["--model", str(PARITY_MODEL)]
 ENGLISH = PARITY / "inputs" / "en.txt"
@@ -30,26 +32,31 @@ def embed(output, *extra):
     return run("embed", ENGLISH, "-o", output, "-l", "en", "-q", *MODEL, *extra)
 
 
+SYSTEM_DEVICES = {3: Path("/dev/null"), 7: Path("/dev/full")}
+
+
 def device(path: Path, minor: int) -> Path:
-    """A character device of the memory driver (1, minor) at `path`: 3 is /dev/null, 7 is
-    /dev/full; the test is skipped where mknod is not permitted."""
+    """A character device of the memory driver (1, minor): 3 is null, 7 is full. Made at `path`
+    where mknod is allowed and the file system lets it be opened (so that a regression cannot
+    replace the machine's own), else the system's /dev/null or /dev/full, written to and never
+    replaced (a user without root could not replace it anyway)."""
     try:
         os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
-    except (PermissionError, OSError) as error:
-        pytest.skip(f"cannot make a character device here: {error}")
-    return path
+        os.close(os.open(path, os.O_WRONLY))  # a file system mounted nodev refuses this
+        return path
+    except OSError:
+        if os.path.lexists(path):
+            os.unlink(path)
+    system = SYSTEM_DEVICES[minor]
+    if not (is_char_device(system) and os.access(system, os.W_OK)):
+        pytest.skip(f"cannot make a character device here, nor write {system}")
+    return system
 
 
 @pytest.fixture
 def full_device(tmp_path) -> Path:
-    """A device whose every write fails with ENOSPC: a copy of /dev/full where mknod is allowed
-    (so that a regression cannot replace the machine's own /dev/full), else /dev/full itself
-    (which a user without root cannot replace)."""
-    if os.geteuid() == 0:
-        return device(tmp_path / "full", 7)
-    if not os.access("/dev/full", os.W_OK):
-        pytest.skip("no writable /dev/full")
-    return Path("/dev/full")
+    """A device whose every write fails with ENOSPC."""
+    return device(tmp_path / "full", 7)
 
 
 def is_char_device(path: Path) -> bool:
@@ -77,7 +84,30 @@ def test_a_character_device_is_written_through_and_kept(tmp_path):
     result = run("knn", "build", ENGLISH_NPY, "-q", "-o", null)
     assert result.exit_code == 0, result.output
     assert is_char_device(null)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["null"]  # no sidecar, no temp
+    assert not list(null.parent.glob(f"{null.name}.json")) + list(null.parent.glob(".null.*"))
+    assert [path.name for path in tmp_path.iterdir()] in ([], ["null"])  # no sidecar, no temp
+
+
+def test_where_no_device_can_be_made_the_system_ones_are_written():
+    """As `nobody` (who may not mknod), the stream cases run on /dev/null and /dev/full."""
+    shared = Path(tempfile.mkdtemp(prefix="laser-devices-"))
+    try:
+        shared.chmod(0o777)
+        source = Path(shutil.copy(ENGLISH_NPY, shared / "en.npy"))
+        assert run("knn", "build", source, "-q", "-o", shared / "warm.index").exit_code == 0
+
+        def write_to_devices() -> list[tuple[str, int, str]]:
+            outputs = (device(shared / "null", 3), device(shared / "full", 7))
+            return [(str(output), result.exit_code, result.stderr) for output in outputs
+                    for result in [run("knn", "build", source, "-q", "-o", output)]]
+        outcomes = as_nobody(write_to_devices)
+        assert sorted(path.name for path in shared.iterdir()) == ["en.npy", "warm.index",
+                                                                  "warm.index.json"]
+    finally:
+        shutil.rmtree(shared)
+    assert outcomes == [
+        ("/dev/null", 0, ""),
+        ("/dev/full", 1, "laser: error: /dev/full: cannot write (no space left on device)\n")]
 
 
 def _read_fifo_in_background(fifo: Path) -> tuple[threading.Thread, dict, int]:
@@ -175,7 +205,6 @@ def test_help_of_every_writing_command_says_what_dash_means():
 
 
 def test_work_folders_of_a_stream_output_go_to_the_temp_directory(tmp_path):
-    import tempfile
     from laser.distributed.ray_runner import default_work_dir
     from laser.search.inputs import work_dir
     null = device(tmp_path / "null", 3)

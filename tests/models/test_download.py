@@ -19,7 +19,7 @@ from laser.models.files import ModelFiles
 from laser.models.resolve import resolve_model
 from laser.models.registry import RECORD, load_manifest
 
-from conftest import PARITY, PARITY_MODEL
+from conftest import PARITY, PARITY_MODEL, assert_durable
 from file_server import serving
 
 LASER1 = "/laser/models/"
@@ -80,6 +80,15 @@ def test_download_verifies_records_and_is_idempotent(server, home):
     assert [r for _, r in server.requests] == [None, None, None]
     download_model("93langs", base_url=server.url, progress=False)
     assert len(server.requests) == 3  # complete and verified: nothing fetched again
+
+
+def test_downloads_are_durable(server, home, syncs):
+    directory = download_model("93langs", base_url=server.url, progress=False)
+    files = sorted(directory.iterdir())
+    assert [path.name for path in files] == sorted([RECORD, "93langs.fcodes", "93langs.fvocab",
+                                                    "bilstm.93langs.2018-12-26.pt"])
+    for path in files:
+        assert_durable(syncs, path)
 
 
 def test_resume_continues_the_part_file_left_behind(server, home):

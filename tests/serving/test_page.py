@@ -12,14 +12,26 @@ from laser.search.vectors import unit_rows
 
 from serving.conftest import INDEXED
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def browser_programs() -> tuple[str | None, str | None]:
+    """chromium and its chromedriver, where PATH finds them (Debian: /usr/bin, others: anywhere)."""
+    return shutil.which("chromium"), shutil.which("chromedriver")
+
+
+def test_the_browser_and_its_driver_are_found_on_path(tmp_path, monkeypatch):
+    for name in ("chromium", "chromedriver"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert browser_programs() == (str(tmp_path / "chromium"), str(tmp_path / "chromedriver"))
 
 
 @pytest.fixture(scope="module")
 def browser():
-    chromium = shutil.which("chromium")
-    if not (chromium and os.path.exists(CHROMEDRIVER)):
-        reason = ("chromium and chromium-driver are not installed (apt-get install chromium "
+    chromium, chromedriver = browser_programs()
+    if not (chromium and chromedriver):
+        reason = ("chromium and chromedriver are not on PATH (Debian: apt-get install chromium "
                   "chromium-driver; .ci/run does)")
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI: {reason}")
@@ -32,7 +44,7 @@ def browser():
                      "--disable-gpu"):
         options.add_argument(argument)
     # the driver is given: selenium-manager never looks for, or downloads, another one
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
     yield driver
     driver.quit()
 
