@@ -16,7 +16,7 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py \
 	tests/io/test_durable_outputs.py tests/io/test_output_access.py tests/io/test_damaged_embeddings.py \
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
-	tests/mining/test_same_results.py tests/cli/test_many_inputs.py
+	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py
 
 .PHONY: install demo test light-test bench clean
 

@@ -132,15 +132,25 @@ class StackedRows:
         return self._rows(np.asarray(key))
 
     def _range(self, start: int, stop: int) -> np.ndarray:
-        pieces = [part[max(start - first, 0):max(min(stop - first, len(part)), 0)]
-                  for part, first in zip(self.parts, self.starts[:-1].tolist())]
-        return np.concatenate([np.asarray(piece, dtype=self.dtype) for piece in pieces])
+        """Rows start..stop, from the parts they lie in only."""
+        out = np.empty((stop - start, self.shape[1]), dtype=self.dtype)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        for index in range(max(first, 0), len(self.parts)):
+            begin = int(self.starts[index])
+            if begin >= stop:
+                break
+            low, high = max(start, begin), min(stop, int(self.starts[index + 1]))
+            out[low - start:high - start] = self.parts[index][low - begin:high - begin]
+        return out
 
     def _rows(self, rows: np.ndarray) -> np.ndarray:
+        """The rows at `rows`, grouped by the part they lie in."""
         out = np.empty((len(rows), self.shape[1]), dtype=self.dtype)
         part_of = np.searchsorted(self.starts, rows, side="right") - 1
-        for index in np.unique(part_of).tolist():
-            chosen = part_of == index
+        order = np.argsort(part_of, kind="stable")
+        bounds = np.searchsorted(part_of[order], np.arange(len(self.parts) + 1))
+        for index in np.flatnonzero(np.diff(bounds)).tolist():
+            chosen = order[bounds[index]:bounds[index + 1]]
             out[chosen] = self.parts[index][rows[chosen] - self.starts[index]]
         return out
 
