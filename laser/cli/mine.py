@@ -26,6 +26,12 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
               "as in the official tool")
 
 
+def _counts(name: str, corpus) -> str:
+    """`NAME: L lines[ in F files], S sentences searched`."""
+    files = f" in {len(corpus.files)} files" if len(corpus.files) > 1 else ""
+    return f"{name}: {corpus.lines} lines{files}, {corpus.sentences} sentences searched"
+
+
 def _work_dir(distributed, output: str):
     """Where temporary files go: --work-dir with --ray, else beside the output."""
     from ..search.inputs import work_dir
@@ -123,8 +129,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
                      search=_ray_search(distributed, options, output))
     write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode, provenance)
     if verbose:
-        click.echo(f" - {src.text}: {src_corpus.lines} lines, {src_corpus.sentences} sentences "
-                   f"searched; {trg.text}: {trg_corpus.lines} lines, {trg_corpus.sentences} "
-                   "sentences searched", err=True)
+        click.echo(f" - {_counts(src.text, src_corpus)}; {_counts(trg.text, trg_corpus)}",
+                   err=True)
         click.echo(f" - wrote {len(pairs)} lines to {output}", err=True)
         click.echo(f" - {ScoreSummary.of(pairs.score).line()}", err=True)
