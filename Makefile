@@ -12,8 +12,9 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
-	tests/apps/test_documents.py tests/apps/test_classify_predict.py tests/text/test_tokenizer.py \
-	tests/cli/test_command_loading.py tests/test_progress.py tests/runtime/test_quantize.py \
+	tests/mining/test_threads.py tests/apps/test_documents.py tests/apps/test_classify_predict.py \
+	tests/text/test_tokenizer.py tests/cli/test_command_loading.py tests/test_progress.py \
+	tests/runtime/test_quantize.py tests/runtime/test_missing_torch.py tests/cli/test_terminal.py \
 	tests/io/test_durable_outputs.py tests/io/test_output_access.py tests/io/test_damaged_embeddings.py \
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py

@@ -31,6 +31,17 @@ NOBODY = 65534  # the uid and gid a test drops root for
 CHILD_SECONDS = 120  # the longest a forked child of `as_nobody` may run
 
 
+def environment_without(module: str, directory: Path) -> dict:
+    """The environment of a child process in which `import MODULE` fails as for a package that
+    is not installed (a MODULE.py in `directory`, first on its path, raises)."""
+    import os
+    (directory / f"{module}.py").write_text(
+        f"raise ModuleNotFoundError(\"No module named '{module}'\", name='{module}')\n",
+        encoding="utf-8")
+    inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(directory), *inherited, str(ROOT)])}
+
+
 def fixture_language(stem: str) -> str:
     """The language each parity input was processed as (edge, edge_spm -> en; edge_xx and
     batching_xx -> xx)."""

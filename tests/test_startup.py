@@ -1,6 +1,6 @@
 """Start-up stays light: `import laser`, help and input validation run without importing torch,
-faiss, ray, ONNX (Runtime) or sacremoses; embedding with a cached ONNX graph imports only ONNX
-Runtime (the Moses steps are laser's own, without sacremoses' ~0.3 s of regexes)."""
+faiss, ray, ONNX (Runtime), scipy or sacremoses; embedding with a cached ONNX graph imports only
+ONNX Runtime (the Moses steps are laser's own, without sacremoses' ~0.3 s of regexes)."""
 import subprocess
 import sys
 
@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 
-HEAVY = ("torch", "faiss", "ray", "onnx", "onnxruntime", "sacremoses", "joblib")
+HEAVY = ("torch", "faiss", "ray", "onnx", "onnxruntime", "sacremoses", "joblib", "scipy")
 # Runs the CLI in a fresh interpreter, then prints which heavy packages got imported.
 PROBE = """
 import sys
@@ -36,12 +36,26 @@ def test_import_laser_imports_no_heavy_package():
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["knn", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["knn", "--help"],
+                                  ["mine", "--help"]])
 def test_help_imports_no_heavy_package(args):
     done = run_cli(*args)
     assert done.returncode == 0, done.stderr
     assert "Usage:" in done.stdout
     assert done.stdout.rstrip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("package", ["mining", "search"])
+def test_the_search_and_mining_modules_import_no_heavy_package(package):
+    """Each imports what it needs (faiss, scipy for graphs) when a function runs, not at import."""
+    probe = (f"import importlib, pkgutil, sys, laser.{package} as package\n"
+             "for module in pkgutil.iter_modules(package.__path__):\n"
+             "    importlib.import_module(f'{package.__name__}.{module.name}')\n"
+             f"print(sorted(name for name in {HEAVY!r} if name in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_missing_input_is_reported_without_importing_torch(tmp_path):

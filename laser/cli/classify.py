@@ -11,7 +11,10 @@ from .options import quiet_option
 lang_option = click.option("--lang", "-l", help="Language of the sentences (ISO 639-1 or 639-3).")
 
 
-@main.group()
+@main.group(epilog=examples(
+    "laser classify train train.en.tsv --lang en -o topics",
+    "laser classify predict topics test.de.txt --lang de -o predictions.txt",
+    "laser classify eval topics dev.fr.tsv --lang fr"))
 def classify() -> None:
     """Zero-shot classification: train on labelled sentences of one language, predict any other."""
 

@@ -1,6 +1,7 @@
 """The command group and what every command shares: clean one-line errors on stderr."""
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import sys
@@ -37,6 +38,16 @@ class LaserGroup(click.Group):
         if name in COMMAND_MODULES and name not in self.commands:
             importlib.import_module(f"{__package__}.{COMMAND_MODULES[name]}")  # registers it
         return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """As click's, suggesting the close names among every command, loaded or not."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as error:
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx))
+            if close and "Did you mean" not in error.format_message():
+                error.message += f" Did you mean {' or '.join(map(repr, close))}?"
+            raise
 
     def invoke(self, ctx: click.Context):
         try:

@@ -48,10 +48,12 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
+    from ..io.terminal import check_binary_output
     from ..pipeline import EmbedOptions, check_job, embed_file
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
+    check_binary_output(output, f"embeddings ({fmt})")
     options = {**split_model_options(options), "lang": lang, "quiet": quiet}
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
     if distributed:

@@ -44,7 +44,10 @@ def _percent(value: float) -> str:
     return "-" if value != value else f"{100 * value:.2f}"
 
 
-@main.group("eval")
+@main.group("eval", epilog=examples(
+    "laser eval xsim de.npy en.npy",
+    "laser eval tatoeba tatoeba/v1 --model 93langs",
+    "laser eval bucc bucc2018 --pair de-en --model 93langs"))
 def evaluate() -> None:
     """Similarity search error (xsim, Tatoeba) and BUCC mining F1."""
 

@@ -9,7 +9,9 @@ from .common import encoder_loader, examples, main, model_options, side_loaders
 from .options import dim_option, fp16_option, quiet_option, side_model_options
 
 
-@main.group("filter")
+@main.group("filter", epilog=examples(
+    "laser filter train de-en.tsv --src-lang de --trg-lang en -o de-en.filter",
+    "laser filter score mined.tsv de-en.filter --src-lang de --trg-lang en -o scored.tsv"))
 def filter_group() -> None:
     """Learn which sentence pairs are translations, and score candidate pairs with it."""
 

@@ -12,7 +12,10 @@ from .common import encoder_loader, examples, main, model_options
 from .options import approximate_options, dim_option, fp16_option, quiet_option, ray_options
 
 
-@main.group()
+@main.group(epilog=examples(
+    "laser knn build en.npy -o en.index",
+    "laser knn search en.index de.npy -k 5 -o neighbours.tsv",
+    "laser knn graph en.npy -k 10 -o en.graph.npz"))
 def knn() -> None:
     """Build, inspect and search FAISS indexes of sentence embeddings; k-NN graphs."""
 
@@ -49,11 +52,13 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     from ..io.atomic import check_output_path
     from ..io.sidecar import check_sidecar_replaceable
     from ..io.sources import absolute_spec
+    from ..io.terminal import check_binary_output
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
     check_sidecar_replaceable(output)
+    check_binary_output(output, "FAISS indexes")
     encoder = encoder_loader(model, lang)
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
@@ -184,10 +189,12 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     from ..io.atomic import check_output_path
     from ..io.sidecar import check_sidecar_replaceable
     from ..io.sources import absolute_spec
+    from ..io.terminal import check_binary_output
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
     check_output_path(output)
     check_sidecar_replaceable(output)
+    check_binary_output(output, "k-NN graphs (.npz)")
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     encoder = encoder_loader(model, lang)
     origin = inputs.origin(encoder)

@@ -103,6 +103,10 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
     (a file of paths, one a line); files may be compressed (.gz, .xz, .zst, .bz2). The lines of
     a side's files are its lines, in order; so are the rows of several embedding files.
+
+    The output is the same bytes whatever the number of threads (OMP_NUM_THREADS and the
+    like): every similarity is re-scored in one fixed order. With --index, which candidates
+    FAISS proposes may depend on the thread count (docs/search-and-mining.md#laser-mine).
     """
     from ..io.atomic import check_output_path
     from ..mining.corpus import scan_corpus

@@ -131,11 +131,24 @@ def manifest_space(name: str) -> str:
 
 
 def same_space(a: Origin, b: Origin) -> bool:
-    """Whether two known origins share a space (by space, else by checkpoint when a record is
-    older than spaces)."""
+    """Whether two known origins share a space: one checkpoint always does (a copy of a model
+    without its model.json), else by space, else by checkpoint when a record is older than
+    spaces."""
+    if a.sha256 and a.sha256 == b.sha256:
+        return True
     if a.space and b.space:
         return a.space == b.space
     return a.sha256 == b.sha256
+
+
+def _undeclared(origin: Origin, other: Origin) -> str:
+    """Why `origin` has a space of its own, and how to put it in `other`'s, for messages."""
+    if not (origin.space or "").startswith(OWN_SPACE_PREFIX):
+        return ""
+    example = json.dumps({"name": origin.model or "my-model", "space": other.space or "SPACE"})
+    return (f"; {origin.source}'s model declares no space (no {DECLARATION} beside its "
+            "checkpoint), so its space is its own, named after its checkpoint's sha256: if it "
+            f"was trained into the other's space, declare it in that {DECLARATION}: {example}")
 
 
 def check_same_space(a: Origin, b: Origin) -> None:
@@ -151,7 +164,8 @@ def check_same_space(a: Origin, b: Origin) -> None:
     if a.known and b.known and not same_space(a, b):
         raise SpaceMismatch(f"{a.source} ({a.describe()}) and {b.source} ({b.describe()}) are "
                             "not in one embedding space, so their similarities mean nothing; use "
-                            "models of one space (docs/search-and-mining.md#embedding-spaces)")
+                            "models of one space (docs/search-and-mining.md#embedding-spaces)"
+                            f"{_undeclared(a, b)}{_undeclared(b, a)}")
 
 
 def embeddings_origin(path: str) -> Origin:

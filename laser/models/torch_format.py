@@ -213,4 +213,6 @@ def _legacy_view(root: Storage, saved_id: tuple) -> Storage:
     if view is None:
         return root
     _, offset, size = view
+    if offset < 0 or size < 0 or offset + size > root.data.size:
+        raise pickle.UnpicklingError("a storage view reaches outside its storage")
     return Storage(root.type, root.data[offset:offset + size])

@@ -1,5 +1,7 @@
 """Exact k-NN in both directions from one blocked product: neither matrix has to fit in memory,
-and float16 screening (re-scored in float32) where this machine computes it faster."""
+and float16 screening where this machine computes it faster. Every similarity kept is re-scored
+in one fixed summation order (`pair_dots`), so the results do not depend on the BLAS library,
+its thread count or float16: the blocked products only choose the candidates."""
 from __future__ import annotations
 
 import functools
@@ -77,13 +79,22 @@ def _fresh_cut(sims: np.ndarray, k: int) -> np.ndarray:
 @dataclass(frozen=True)
 class _Product:
     """How blocks of similarities are computed: `approx(x, y, out)` writes x @ y.T into `out`
-    within `bound` of the float32 dot products; with a bound, candidates are re-scored exactly."""
+    within `bound` of the float32 dot products of `pair_dots`, which re-scores the candidates."""
 
     approx: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
     bound: float
 
 
-SINGLE = _Product(lambda x, y, out: np.matmul(x, y.T, out=out), 0.0)
+def _accumulation_bound(dim: int) -> float:
+    """How far two float32 dot products of unit rows summed in different orders can be apart:
+    each is within dim * 2**-24 of the exact one (plus slack for rows normalised to 1 +- ulps)."""
+    return dim * 2.0 ** -23 + 2.0 ** -20
+
+
+def _single_product(dim: int) -> _Product:
+    """float32 products through BLAS, whose summation order depends on the thread count and the
+    CPU: candidates within the bound are re-scored (`pair_dots`), so results never do."""
+    return _Product(lambda x, y, out: np.matmul(x, y.T, out=out), _accumulation_bound(dim))
 
 
 PRECISIONS = ("auto", "float32", "float16")
@@ -102,7 +113,7 @@ def _half_product(dim: int) -> _Product:
         torch.matmul(torch.from_numpy(x).half(), torch.from_numpy(y).half().T, out=result)
         torch.from_numpy(out).copy_(result)
         return out
-    return _Product(approx, 4 * 2.0 ** -11 + dim * 2.0 ** -23 + 2.0 ** -18)
+    return _Product(approx, 4 * 2.0 ** -11 + _accumulation_bound(dim) + 2.0 ** -18)
 
 
 def _best_time(work: Callable[[], object], repeats: int = 3) -> float:
@@ -129,8 +140,9 @@ def _half_pays_off(dim: int) -> bool:
     faiss.normalize_L2(y)
     out = np.empty((len(x), len(y)), dtype=np.float32)
     accurate = np.abs(half.approx(x, y, out) - x @ y.T).max() <= half.bound / 2
+    single = _single_product(dim)
     return bool(accurate and 1.5 * _best_time(lambda: half.approx(x, y, out))
-                < _best_time(lambda: SINGLE.approx(x, y, out)))
+                < _best_time(lambda: single.approx(x, y, out)))
 
 
 def resolve_precision(precision: str, dim: int, pairs: int) -> str:
@@ -145,7 +157,7 @@ def resolve_precision(precision: str, dim: int, pairs: int) -> str:
 
 def _product(precision: str, dim: int, pairs: int) -> _Product:
     half = resolve_precision(precision, dim, pairs) == "float16"
-    return _half_product(dim) if half else SINGLE
+    return _half_product(dim) if half else _single_product(dim)
 
 
 def merge_neighbours(rows: int, k: int, parts: list[tuple[int, Neighbours]]) -> Neighbours:
@@ -167,7 +179,7 @@ def _fold(sims: np.ndarray, xb: np.ndarray, yb: np.ndarray, bound: float, state:
     else:
         cut = state.sims[offset:offset + size, -1] - bound
     r, c = _hits(sims, cut, along_rows, fresh, buffer[:sims.size].reshape(sims.shape))
-    values = pair_dots(xb, yb, r, c) if bound else sims[r, c]
+    values = pair_dots(xb, yb, r, c)
     own, other = (r, c) if along_rows else (c, r)
     state.merge(own + offset, other + id_offset, values)
 
@@ -177,9 +189,9 @@ def _merge_block(xb: np.ndarray, yb: np.ndarray, product: _Product, fwd: _TopK, 
                  pool: ThreadPoolExecutor, first_row: int = 0) -> None:
     """Fold the block of x rows r0.. against y rows c0.. into both top-k, one thread each. The
     first block of a row or column of the whole product (x starts at its row `first_row`) is
-    exact: it sets the cuts later blocks are screened by."""
+    computed in float32: it sets the cuts later blocks are screened by."""
     if r0 + first_row == 0 or c0 == 0:
-        product = SINGLE
+        product = _single_product(xb.shape[1])
     sims = product.approx(xb, yb, buffers[2][:len(xb) * len(yb)].reshape(len(xb), len(yb)))
     bound = product.bound
     jobs = [pool.submit(_fold, sims, xb, yb, bound, fwd, True, r0, c0, c0 == 0, buffers[0]),

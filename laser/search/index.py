@@ -193,6 +193,12 @@ def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> 
     replace_atomically(meta_path(path), write_meta)
 
 
+def _embeddings_not_index(path: Path) -> LaserError:
+    return LaserError(f"{path}: embeddings, not an index ({meta_path(path).name} is their "
+                      f"sidecar); index them first: laser knn build {path} -o "
+                      f"{path.with_suffix('.index')}, then search that index")
+
+
 def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
     """Read an index saved by `save_index`; refuses one whose sidecar does not match it."""
     import faiss
@@ -203,7 +209,10 @@ def load_index(path: str | os.PathLike) -> tuple[faiss.Index, IndexMeta]:
         raise LaserError(f"{path}: metadata {sidecar.name} is missing; build indexes with "
                          "laser knn build")
     try:
-        meta = IndexMeta(**json.loads(sidecar.read_text(encoding="utf-8")))
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+        if isinstance(record, dict) and "rows" in record and "metric" not in record:
+            raise _embeddings_not_index(path)  # the sidecar `laser embed` writes
+        meta = IndexMeta(**record)
     except (ValueError, TypeError) as error:
         raise LaserError(f"{sidecar}: not valid index metadata ({error})") from None
     if meta.format != META_FORMAT:

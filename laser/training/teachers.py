@@ -24,6 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..optional import extra_hint
 from ..io.atomic import replace_atomically
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class Teacher(Protocol):
 
 def _missing(package: str, error: ImportError) -> LaserError:
     return LaserError(f"the teacher needs {package} ({error}); "
-                      "install the training extra: pip install 'laser-toolkit[train]'")
+                      f"install the training extra: {extra_hint('train')}")
 
 
 class USETeacher:

@@ -206,3 +206,20 @@ def test_labels_must_match_the_embedding_rows(tmp_path):
     labels = write(tmp_path / "labels", "sports\nhealth\n")
     with pytest.raises(LaserError, match="2 labels for 3 embedding rows"):
         read_labels(str(labels), 3)
+
+
+def test_dev_embeddings_of_another_space_are_refused(tmp_path):
+    rows = [line.split("\t") for line in TRAIN.read_text(encoding="utf-8").splitlines()[:12]]
+    sentences = write(tmp_path / "en.txt", "".join(text + "\n" for _, text in rows))
+    labels = write(tmp_path / "en.labels", "".join(label + "\n" for label, _ in rows))
+    for name, model in (("train.npy", "default"), ("dev.npy", PARITY_MODEL)):
+        embedded = CliRunner().invoke(main, ["embed", str(sentences), "-o", str(tmp_path / name),
+                                             "--lang", "en", "--model", str(model), "-q"])
+        assert embedded.exit_code == 0, embedded.output
+    line = one_error_line(run("train", "--embeddings", tmp_path / "train.npy", "--labels", labels,
+                              "--dev-embeddings", tmp_path / "dev.npy", "--dev-labels", labels,
+                              "-o", tmp_path / "topics", "--epochs", 1))
+    assert f"{tmp_path / 'train.npy'} (laser-default-v2, space laser-default-v2) and " in line
+    assert f"{tmp_path / 'dev.npy'} (encoder, space sha256:" in line
+    assert "not in one embedding space" in line
+    assert not (tmp_path / "topics").exists()

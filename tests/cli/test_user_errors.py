@@ -97,25 +97,51 @@ def test_encode_refuses_bad_arguments_clearly(encoder, sentences, lang, message)
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    """Every command and group under `group`, with its path of names."""
     for name in group.list_commands(None):
         command = group.get_command(None, name)
+        yield prefix + (name,), command
         if isinstance(command, click.Group):
             yield from _commands(command, prefix + (name,))
-        else:
-            yield prefix + (name,), command
+
+
+def _options(command: click.Command) -> set[str]:
+    return {"--help", "-h"} | {name for param in command.params if isinstance(param, click.Option)
+                               for name in param.opts + param.secondary_opts}
 
 
 @pytest.mark.parametrize("path, command", list(_commands(main)), ids=lambda p: " ".join(p)
                          if isinstance(p, tuple) else "")
 def test_every_command_help_shows_working_examples(path, command):
+    """Commands and groups show examples that name them (a group's, one of its commands), with
+    options the command has."""
     result = run(*path, "--help")
     assert result.exit_code == 0
     examples = result.output.split("Examples:\n", 1)[1].splitlines()
     assert 1 <= len(examples) <= 3
     for example in examples:
         words = example.split()
-        start = words.index("laser")
-        assert tuple(words[start + 1:start + 1 + len(path)]) == path, example
+        words = words[words.index("laser") + 1:]
+        words = words[:words.index("|")] if "|" in words else words
+        assert tuple(words[:len(path)]) == path, example
+        target, rest = command, words[len(path):]
+        if isinstance(command, click.Group):
+            target, rest = command.get_command(None, rest[0]), rest[1:]
+            assert target is not None and not isinstance(target, click.Group), example
+        unknown = [word for word in rest if re.match(r"-+[a-z]", word)
+                   and word.split("=")[0] not in _options(target)]
+        assert not unknown, example
+
+
+@pytest.mark.parametrize("args", [["embd"], ["mien"], ["clasify"], ["knn", "serch"]])
+def test_a_mistyped_command_gets_a_suggestion(args):
+    """In a fresh interpreter, where no command's module is loaded yet."""
+    done = subprocess.run([sys.executable, "-m", "laser", *args], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    close = {"embd": "embed", "mien": "mine", "clasify": "classify", "serch": "search"}[args[-1]]
+    assert done.stderr.splitlines()[-1] == (f"Error: No such command {args[-1]!r}. "
+                                            f"Did you mean {close!r}?")
 
 
 def test_mine_mines_by_default(tmp_path):

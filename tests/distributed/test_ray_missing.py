@@ -3,13 +3,12 @@ path that fails to import, as a missing package does): one line naming the extra
 nothing left behind (no shard directory, no output)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import PARITY, PARITY_MODEL, ROOT
+from conftest import PARITY, PARITY_MODEL, environment_without
 
 ENGLISH = PARITY / "inputs" / "en.txt"
 ENGLISH_NPY = PARITY / "expected" / "en.npy"
@@ -20,11 +19,7 @@ def without_ray(tmp_path) -> dict:
     """The environment of a child process in which `import ray` fails."""
     shadow = tmp_path / "no-ray"
     shadow.mkdir()
-    (shadow / "ray.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n", encoding="utf-8")
-    inherited = [os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []
-    path = os.pathsep.join([str(shadow), *inherited, str(ROOT)])
-    return {**os.environ, "PYTHONPATH": path}
+    return environment_without("ray", shadow)
 
 
 @pytest.mark.parametrize("command", [

@@ -135,3 +135,27 @@ def test_two_sides_of_one_model_share_one_loaded_encoder(official_models):
     assert same[0]() is same[1]()
     two = side_loaders(model, EmbeddingSource("a", None, "ig"), EmbeddingSource("b", None, "am"))
     assert two[0]() is not two[1]() and two[1]().files.encoder.parent.name == "laser3-amh_Ethi"
+
+
+def test_the_python_api_embeds_each_side_with_its_own_model(official_models):
+    """Scores are cosines of the source rows of the source language's model and the target rows
+    of the target language's model (laser3-ibo_Latn and laser3-amh_Ethi differ), not the
+    other way round."""
+    from laser.encoder import Encoder
+    from laser.mining.mine import MineOptions
+    src, trg = SENTENCES, SENTENCES[1:] + SENTENCES[:1]
+
+    def unit(rows):
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    x = unit(Encoder.load("laser3-ibo_Latn").encode(src, "ig"))
+    y = unit(Encoder.load("laser3-amh_Ethi").encode(trg, "am"))
+    swapped = unit(Encoder.load("laser3-amh_Ethi").encode(src, "ig"))
+    assert np.abs((x * y).sum(axis=1) - (swapped * y).sum(axis=1)).max() > 1e-3
+    scores = score_sentences(src, trg, "ig", "am", method="cosine")
+    np.testing.assert_allclose(scores, (x * y).sum(axis=1), rtol=0, atol=1e-5)
+    mined = mine_sentences(src, trg, "ig", "am", MineOptions(margin="absolute"))
+    assert mined
+    for score, source, target in mined:
+        expected = x[src.index(source)] @ y[trg.index(target)]
+        assert score == pytest.approx(expected, abs=1e-5)

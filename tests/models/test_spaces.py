@@ -127,3 +127,30 @@ def test_an_embeddings_file_without_sidecar_is_mined_with_a_warning(official_mod
     warning, = result.stderr.splitlines()
     assert warning.startswith("laser: warning: no sidecar records the model of ")
     assert warning.endswith("raw.npy share an embedding space")
+
+
+def test_a_copy_of_a_model_without_its_model_json_is_in_its_space(text, tmp_path):
+    """One checkpoint makes one set of vectors, whatever its directory declares."""
+    copy = tmp_path / "my-copy"
+    shutil.copytree(CHECKOUT_MODEL_DIR, copy)
+    (copy / "model.json").unlink()
+    ok("embed", text, "-o", tmp_path / "shipped.npy", "-l", "en", "--model", "default", "-q")
+    ok("embed", text, "-o", tmp_path / "copy.npy", "-l", "en", "--model", copy, "-q")
+    assert sidecar(tmp_path / "copy.npy")["model_space"].startswith("sha256:")
+    ok("mine", text, text, "--src-embeddings", tmp_path / "shipped.npy", "--trg-embeddings",
+       tmp_path / "copy.npy", "-o", tmp_path / "mined.tsv")
+    assert len((tmp_path / "mined.tsv").read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_a_model_that_declares_no_space_is_explained_with_the_fix(text, tmp_path):
+    ok("embed", text, "-o", tmp_path / "shipped.npy", "-l", "en", "--model", "default", "-q")
+    ok("embed", text, "-o", tmp_path / "other.npy", "-l", "en", "--model", PARITY2_MODEL, "-q")
+    line = one_error_line(run("mine", text, text, "--src-embeddings", tmp_path / "shipped.npy",
+                              "--trg-embeddings", tmp_path / "other.npy",
+                              "-o", tmp_path / "mined.tsv"))
+    assert "shipped.npy (laser-default-v2, space laser-default-v2) and " in line
+    assert line.endswith(
+        f"; {tmp_path / 'other.npy'}'s model declares no space (no model.json beside its "
+        "checkpoint), so its space is its own, named after its checkpoint's sha256: if it was "
+        'trained into the other\'s space, declare it in that model.json: {"name": "encoder", '
+        '"space": "laser-default-v2"}')

@@ -144,6 +144,168 @@ def test_a_tensor_beyond_its_storage_is_refused(tmp_path):
         read_checkpoint(tmp_path / "cut.pt")
 
 
+# --- files written by hand, byte by byte as torch lays them out (no torch needed) ---
+
+class Global:
+    """A global as a hand-written pickle names it (`module.name`), whatever this interpreter has."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle wants a callable as REDUCE's function; never called here
+        raise AssertionError(f"{self.module}.{self.name} called while writing")
+
+
+class Call:
+    """`function(*args)`, pickled as REDUCE."""
+
+    def __init__(self, function: Global, *args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+class StorageRef:
+    """A storage as the pickle names it: its persistent id (`view`: the legacy (key, offset, size))."""
+
+    def __init__(self, key: str, numel: int, view: tuple = None):
+        self.saved_id = ("storage", Global("torch", "FloatStorage"), key, "cpu", numel) \
+            + ((view,) if view else ())
+
+
+class HandPickler(pickle._Pickler):
+    """Writes `Global`s as GLOBAL opcodes and `StorageRef`s as persistent ids."""
+
+    def save(self, obj, save_persistent_id=True):
+        if isinstance(obj, Global):
+            self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
+            return
+        super().save(obj, save_persistent_id)
+
+    def persistent_id(self, obj):
+        return obj.saved_id if isinstance(obj, StorageRef) else None
+
+
+def hand_pickle(content, stream) -> None:
+    HandPickler(stream, protocol=2).dump(content)
+
+
+def tensor(storage: StorageRef, offset: int, size: tuple, stride: tuple) -> Call:
+    return Call(Global("torch._utils", "_rebuild_tensor_v2"), storage, offset, size, stride)
+
+
+def hand_zip(path, content, storages: dict) -> None:
+    """A zip-layout torch.save file: data.pkl and one data/KEY file per float32 storage."""
+    pickled = io.BytesIO()
+    hand_pickle(content, pickled)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", pickled.getvalue())
+        for key, values in storages.items():
+            archive.writestr(f"archive/data/{key}", np.asarray(values, "<f4").tobytes())
+
+
+def hand_legacy(path, content, storages: dict) -> None:
+    """A legacy-layout torch.save file: magic, protocol, system facts, the object, the storage
+    keys, then each float32 storage as its int64 element count and its elements."""
+    stream = io.BytesIO()
+    for part in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        pickle.dump(part, stream, protocol=2)
+    hand_pickle(content, stream)
+    pickle.dump(list(storages), stream, protocol=2)
+    for values in storages.values():
+        stream.write(np.int64(len(values)).astype("<i8").tobytes())
+        stream.write(np.asarray(values, "<f4").tobytes())
+    path.write_bytes(stream.getvalue())
+
+
+@pytest.mark.parametrize("write", [hand_zip, hand_legacy], ids=["zip", "legacy"])
+def test_a_storage_one_element_short_is_refused(tmp_path, write):
+    content = {"w": tensor(StorageRef("0", 10), 0, (10,), (1,))}
+    write(tmp_path / "whole.pt", content, {"0": np.arange(10.0)})
+    np.testing.assert_array_equal(read_checkpoint(tmp_path / "whole.pt")["w"], np.arange(10.0))
+    write(tmp_path / "short.pt", content, {"0": np.arange(9.0)})  # the tensor's last element cut
+    with pytest.raises(LaserError, match="not a loadable checkpoint"):
+        read_checkpoint(tmp_path / "short.pt")
+
+
+def test_a_legacy_view_is_the_part_of_its_storage_it_names(tmp_path):
+    """Before torch 1.0 a storage could be a view of another one: its persistent id ends with
+    (view key, offset, size), and tensors count their offsets from the view."""
+    root = StorageRef("root", 10)
+    view = StorageRef("root", 10, ("view", 3, 4))  # elements 3..6 of root
+    content = {"whole": tensor(root, 2, (3,), (1,)), "in_view": tensor(view, 1, (2,), (1,)),
+               "view_matrix": tensor(view, 0, (2, 2), (1, 2))}
+    hand_legacy(tmp_path / "views.pt", content, {"root": np.arange(10.0)})
+    read = read_checkpoint(tmp_path / "views.pt")
+    np.testing.assert_array_equal(read["whole"], [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(read["in_view"], [4.0, 5.0])
+    np.testing.assert_array_equal(read["view_matrix"], [[3.0, 5.0], [4.0, 6.0]])
+
+
+@pytest.mark.parametrize("view, size", [(("view", 3, 4), 5), (("view", 8, 4), 2),
+                                        (("view", -2, 4), 1)],
+                         ids=["tensor-beyond-view", "view-beyond-storage", "negative-offset"])
+def test_a_legacy_view_outside_its_storage_is_refused(tmp_path, view, size):
+    content = {"w": tensor(StorageRef("root", 10, view), 0, (size,), (1,))}
+    hand_legacy(tmp_path / "view.pt", content, {"root": np.arange(10.0)})
+    with pytest.raises(LaserError, match="not a loadable checkpoint"):
+        read_checkpoint(tmp_path / "view.pt")
+
+
+def _marker_code(marker) -> str:
+    return f"open({str(marker)!r}, 'w').close()"
+
+
+# Callables a malicious checkpoint could name, with arguments that would leave the marker file.
+DANGEROUS = {
+    "builtins.eval": lambda m: (_marker_code(m),),
+    "builtins.exec": lambda m: (_marker_code(m),),
+    "builtins.compile": lambda m: (_marker_code(m), "x", "exec"),
+    "builtins.getattr": lambda m: (Call(Global("importlib", "import_module"), "os"), "system"),
+    "builtins.__import__": lambda m: ("os",),
+    "builtins.open": lambda m: (str(m), "w"),
+    "builtins.breakpoint": lambda m: (),
+    "__builtin__.eval": lambda m: (_marker_code(m),),  # the Python 2 name, mapped to builtins
+    "__builtin__.getattr": lambda m: (Call(Global("importlib", "import_module"), "os"), "system"),
+    "os.system": lambda m: (f"touch {m}",),
+    "posix.system": lambda m: (f"touch {m}",),
+    "os.popen": lambda m: (f"touch {m}",),
+    "os.execv": lambda m: ("/usr/bin/touch", ["touch", str(m)]),
+    "subprocess.Popen": lambda m: (["touch", str(m)],),
+    "subprocess.run": lambda m: (["touch", str(m)],),
+    "subprocess.check_output": lambda m: (["touch", str(m)],),
+    "importlib.import_module": lambda m: ("os",),
+    "operator.attrgetter": lambda m: ("system",),
+    "operator.methodcaller": lambda m: ("system", f"touch {m}"),
+    "functools.partial": lambda m: (print,),
+    "pickle.loads": lambda m: (b"",),
+    "io.open": lambda m: (str(m), "w"),
+    "codecs.open": lambda m: (str(m), "w"),
+    "pathlib.Path": lambda m: (str(m),),
+    "shutil.rmtree": lambda m: (str(m.parent / "nothing"),),
+    "runpy.run_path": lambda m: (str(m),),
+    "code.InteractiveInterpreter": lambda m: (),
+    "torch.load": lambda m: (str(m),),
+    "torch.storage._load_from_bytes": lambda m: (b"",),
+    "numpy.load": lambda m: (str(m),),
+}
+
+
+@pytest.mark.parametrize("write", [hand_zip, hand_legacy], ids=["zip", "legacy"])
+@pytest.mark.parametrize("name", sorted(DANGEROUS))
+def test_every_callable_outside_the_allow_list_is_refused(tmp_path, write, name):
+    marker = tmp_path / "ran"
+    module, attribute = name.rsplit(".", 1)
+    call = Call(Global(module, attribute), *DANGEROUS[name](marker))
+    write(tmp_path / "evil.pt", {"params": {}, "model": {}, "dictionary": {}, "x": call}, {})
+    with pytest.raises(LaserError) as refused:
+        read_checkpoint(tmp_path / "evil.pt")
+    expected = name.replace("__builtin__.", "builtins.")
+    assert f"refused: the checkpoint's pickle asks for {expected}, " in str(refused.value)
+    assert not marker.exists()
+
+
 # --- the networks: torch-free (ONNX Runtime from numpy weights) against torch ---
 
 def _legacy_model(tmp_path):

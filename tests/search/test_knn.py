@@ -234,3 +234,21 @@ def test_cli_indexes_and_queries_text_with_the_model(tmp_path):
                                    str(tmp_path / "q.npy")])
     assert refused.exit_code == 1
     assert "q.npy (model ffffffffffff) are not in one embedding space" in refused.output
+
+
+def test_cli_search_says_embeddings_given_as_the_index_are_not_one(tmp_path):
+    """`laser knn search en.npy de.npy`: the first argument is embeddings (with the sidecar
+    `laser embed` writes), which need `laser knn build` first."""
+    (tmp_path / "en.txt").write_text("Hello world.\nThe cat sleeps.\n", encoding="utf-8")
+    runner = CliRunner()
+    for name in ("en", "de"):
+        embedded = runner.invoke(main, ["embed", str(tmp_path / "en.txt"), "-o",
+                                        str(tmp_path / f"{name}.npy"), "--lang", "en", "-q"])
+        assert embedded.exit_code == 0, embedded.output
+    result = runner.invoke(main, ["knn", "search", str(tmp_path / "en.npy"),
+                                  str(tmp_path / "de.npy")])
+    assert result.exit_code == 1 and not result.stdout
+    assert result.stderr == (f"laser: error: {tmp_path / 'en.npy'}: embeddings, not an index "
+                             "(en.npy.json is their sidecar); index them first: laser knn build "
+                             f"{tmp_path / 'en.npy'} -o {tmp_path / 'en.index'}, then search "
+                             "that index\n")
