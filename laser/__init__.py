@@ -7,7 +7,8 @@ quantisation, batching), `encoder` (the `Encoder` facade over both), `io` (sente
 embedding files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
 `training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair filter; also as
 `laser.classify`, `laser.documents`, ...), `distributed` (Ray), `serving` (`laser serve`) and
-`cli`.
+`cli`. `laser.Encoder`, `laser.mine`, `laser.score` and `laser.Index` are the library's verbs
+(docs/python-api.md).
 """
 import importlib
 import importlib.abc
@@ -19,8 +20,12 @@ from .version import __version__
 
 # The applications' APIs by short name (`laser.classify.Classifier`, ...), imported on first use.
 APPLICATIONS = ("classify", "documents", "graph", "dedup", "paraphrase", "pair_filter")
+# The library's verbs (docs/python-api.md) by the module defining each, imported on first use:
+# they pull in torch or FAISS, which `laser --help` should not wait for.
+VERBS = {"Encoder": "encoder", "Index": "search.sentence_index", "mine": "mining.sentences",
+         "score": "mining.sentences"}
 
-__all__ = ["Encoder", "LaserError", "__version__", *APPLICATIONS]
+__all__ = ["Encoder", "Index", "LaserError", "__version__", "mine", "score", *APPLICATIONS]
 
 
 class _ApplicationNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -47,11 +52,13 @@ if not any(isinstance(finder, _ApplicationNames) for finder in sys.meta_path):
 
 
 def __getattr__(name: str):
-    # Encoder and the applications pull in torch; import them on first use so `laser --help`
-    # stays fast.
-    if name == "Encoder":
-        from .encoder import Encoder
-        return Encoder
+    if name in VERBS:
+        return getattr(importlib.import_module(f".{VERBS[name]}", __name__), name)
     if name in APPLICATIONS:
         return importlib.import_module(f".apps.{name}", __name__)
     raise AttributeError(f"module 'laser' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names only."""
+    return sorted(__all__)

@@ -24,9 +24,10 @@ from .runtime.sequences import EOS, BatchRunner, embed_sequences, pad_ids, torch
 from .models.checkpoint import bilstm_checkpoint
 from .models.files import ModelFiles
 from .models.preprocessing import Preprocessor, preprocessor_for
-from .models.resolve import official_model_dir, resolve_model
-
-DEFAULT_MAX_TOKENS = 12000
+from .models.installed import official_model_dir
+from .models.options import DEFAULT_MAX_TOKENS, ModelOptions
+from .models.registry import note_once
+from .models.resolve import ModelChoice, resolve_model
 
 
 class TruncationWarning(UserWarning):
@@ -174,6 +175,40 @@ class Encoder:
         keep = limit + specials - 1
         return [sequence[:keep] + [EOS] if len(sequence) - specials > limit else sequence
                 for sequence in sequences]
+
+
+class EncoderLoader:
+    """The Encoder of `files`, run as `options` say, loaded on its first call only (so that
+    precomputed inputs never load one; its `files` are known before), which also says `note`
+    (once per $LASER_HOME: `note_once`); the encoder of `same` when given (the same model)."""
+
+    def __init__(self, files: ModelFiles, options: ModelOptions = ModelOptions(),
+                 note: Optional[str] = None, same: Optional[EncoderLoader] = None):
+        self.files, self.options, self.note, self.same = files, options, note, same
+        self.encoder: Optional[Encoder] = None
+
+    def __call__(self) -> Encoder:
+        if self.encoder is None:
+            if self.note:
+                note_once(self.note)
+            self.encoder = self.same() if self.same else Encoder(self.files,
+                                                                 **self.options.running())
+        return self.encoder
+
+
+def encoder_loaders(choices: Sequence[Optional[ModelChoice]], options: ModelOptions,
+                    notes: bool = True) -> list[Optional[EncoderLoader]]:
+    """An EncoderLoader of each chosen model, those of one model sharing one Encoder, saying
+    their choice's note unless `notes` is off; None where no model was chosen."""
+    loaders: list[Optional[EncoderLoader]] = []
+    first: dict[ModelFiles, EncoderLoader] = {}
+    for choice in choices:
+        loader = choice and EncoderLoader(choice.files, options, choice.note if notes else None,
+                                          first.get(choice.files))
+        loaders.append(loader)
+        if choice:
+            first.setdefault(choice.files, loader)
+    return loaders
 
 
 def _sentence_list(sentences: Sequence[str]) -> list[str]:

@@ -19,7 +19,7 @@ from .models.files import ModelFiles
 from .models.download import download_model
 from .models.languages import official_model
 from .models.registry import find_model, missing_files, model_path
-from .models.resolve import fetched_model_dir
+from .models.installed import fetched_model_dir
 from .search.vectors import unit_rows
 
 if TYPE_CHECKING:

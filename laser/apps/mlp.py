@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -12,9 +11,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ..errors import LaserError
-
-if TYPE_CHECKING:
-    from .classify import TrainOptions
+from .mlp_options import TrainOptions
 
 Split = tuple[np.ndarray, np.ndarray]  # (embeddings, label indices)
 

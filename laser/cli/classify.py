@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .common import encoder_loader, examples, main, model_options, split_model_options
+from .common import encoder_loader, examples, main, model_options
 from .options import quiet_option
 
 lang_option = click.option("--lang", "-l", help="Language of the sentences (ISO 639-1 or 639-3).")
@@ -49,7 +49,7 @@ def classify() -> None:
 @model_options
 @quiet_option
 def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings, dev_labels,
-          hidden, dropout, epochs, patience, batch_size, learning_rate, seed, quiet, **options):
+          hidden, dropout, epochs, patience, batch_size, learning_rate, seed, quiet, model):
     """Train a classifier on TRAIN (label<TAB>text lines, no header) or on --embeddings and
     --labels; it records the model, and only that model's embeddings are classified later."""
     from ..apps.classify import TrainOptions
@@ -62,8 +62,8 @@ def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings
            LabelledFile(None, None, dev_embeddings, dev_labels) if dev_embeddings else None)
     settings = TrainOptions(hidden=hidden, dropout=dropout, epochs=epochs, patience=patience,
                             batch_size=batch_size, learning_rate=learning_rate, seed=seed)
-    classifier = train_files(data, output, encoder_loader(split_model_options(options), lang),
-                             dev, settings, progress=not quiet)
+    encoder = None if embeddings else encoder_loader(model, lang, source=train_path)
+    classifier = train_files(data, output, encoder, dev, settings, progress=not quiet)
     if not quiet:
         record = classifier.record
         click.echo(f"trained on {record['train_examples']} examples ({len(classifier.labels)} "
@@ -83,13 +83,14 @@ def train(train_path, output, lang, dev_path, embeddings, labels, dev_embeddings
                                    "instead of INPUT.")
 @model_options
 @quiet_option
-def predict(classifier_dir, input_path, output, lang, embeddings, quiet, **options):
+def predict(classifier_dir, input_path, output, lang, embeddings, quiet, model):
     """Predict the label of every line of INPUT (sentences of any language the model knows)."""
     from ..apps.classify import Classifier
     from ..apps.classify_files import SentenceFile, predict_file
     sentences = SentenceFile(input_path, lang, embeddings)
     classifier = Classifier.load(classifier_dir)
-    encoder = encoder_loader(split_model_options(options), lang, classifier.model.space)
+    encoder = None if embeddings else encoder_loader(
+        model, lang, classifier.model.origin("the classifier"), input_path)
     predict_file(classifier, sentences, output, encoder, progress=not quiet and output != "-")
 
 
@@ -104,12 +105,13 @@ def predict(classifier_dir, input_path, output, lang, embeddings, quiet, **optio
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @model_options
 @quiet_option
-def evaluate(classifier_dir, test_path, lang, embeddings, labels, as_json, quiet, **options):
+def evaluate(classifier_dir, test_path, lang, embeddings, labels, as_json, quiet, model):
     """Accuracy, macro-F1 and confusion matrix on TEST (label<TAB>text lines, any language)."""
     from ..apps.classify import Classifier
     from ..apps.classify_files import LabelledFile, evaluate_file
     test = LabelledFile(test_path, lang, embeddings, labels)
     classifier = Classifier.load(classifier_dir)
-    encoder = encoder_loader(split_model_options(options), lang, classifier.model.space)
+    encoder = None if embeddings else encoder_loader(
+        model, lang, classifier.model.origin("the classifier"), test_path)
     scores = evaluate_file(classifier, test, encoder, progress=not quiet)
     click.echo(json.dumps(scores.as_dict()) if as_json else scores.report())

@@ -6,17 +6,24 @@ import functools
 import importlib
 import sys
 import warnings
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import click
 
 from ..errors import LaserError
+from ..models.options import ModelOptions
 from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
 from ..optional import EXTRAS, install_hint
 from ..version import __version__
 
-NOTES_SHOWN = ".notes-shown"
+if TYPE_CHECKING:
+    from ..distributed.work import EncoderSpec
+    from ..encoder import Encoder, EncoderLoader
+    from ..models.resolve import ModelRequest
+    from ..models.spaces import Origin
+    from ..search.inputs import EmbeddingSource
+
 # The module of `laser.cli` that defines each command: it is imported only when that command
 # runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
 COMMAND_MODULES = {
@@ -82,7 +89,8 @@ def main() -> None:
 
 
 def model_options(command):
-    """The options that choose and configure a model, shared by every command that embeds."""
+    """The options that choose and configure a model, shared by every command that embeds,
+    passed on as one `model` ModelOptions."""
     options = [
         click.option("--model", "-m", metavar="DIR|NAME",
                      help="Model directory holding one *.pt with *.fcodes and *.fvocab (LASER1) or "
@@ -115,138 +123,69 @@ def model_options(command):
                      help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "
                           "CPU (graph cached in $LASER_HOME/onnx), torch otherwise."),
     ]
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        return command(*args, model=ModelOptions.take(kwargs), **kwargs)
     for option in reversed(options):
-        command = option(command)
-    return command
+        wrapper = option(wrapper)
+    return wrapper
 
 
-MODEL_KEYS = ("model", "encoder", "bpe_codes", "bpe_vocab", "spm_model", "spm_vocab", "max_tokens",
-              "max_length", "device", "bpe_backend", "quantize", "runtime")
+def chosen_loaders(model: ModelOptions, sides: Sequence[ModelRequest],
+                   quiet: bool = False) -> list[Optional[EncoderLoader]]:
+    """The encoder of each side, its model chosen now (`choose_models`) and loaded on first use
+    (one for the sides that share a model; None for a side whose vectors exist), saying the
+    choice's note, if any, when it loads unless `quiet`."""
+    from ..encoder import encoder_loaders
+    from ..models.resolve import choose_models
+    return encoder_loaders(choose_models(model, sides), model, notes=not quiet)
 
 
-def split_model_options(options: dict) -> dict:
-    """Take the values of `model_options` out of a command's keyword arguments."""
-    return {key: options.pop(key) for key in MODEL_KEYS}
+def load_encoder(model: ModelOptions, lang: Optional[str] = None, quiet: bool = False) -> Encoder:
+    """An Encoder of the model that `model` and `lang` choose (`chosen_loaders`)."""
+    encoder, = chosen_loaders(model, [text_side(lang)], quiet)
+    return encoder()
 
 
-def chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang=None,
-                       quiet=False):
-    """The model files of `model_options`; `lang` picks its official model when it is downloaded
-    and no model was named (else a one-line note on stderr says what to download, once)."""
-    from ..models.resolve import choose_model
-    return noted(choose_model(model_request(dict(
-        model=model, encoder=encoder, bpe_codes=bpe_codes, bpe_vocab=bpe_vocab,
-        spm_model=spm_model, spm_vocab=spm_vocab), lang)), quiet)
-
-
-def model_request(model: dict, lang: Optional[str] = None, named: Optional[str] = None):
-    """The ModelRequest of the values of `model_options` (`named`: a side's own --src-model or
-    --trg-model, instead of --model)."""
-    from ..models.resolve import ModelRequest
-    return ModelRequest(named or model["model"], model["encoder"], model["bpe_codes"],
-                        model["bpe_vocab"], model["spm_model"], model["spm_vocab"], lang)
-
-
-def noted(choice, quiet: bool = False):
-    """The files of a ModelChoice, its note (if any) said once on stderr unless `quiet`."""
-    if choice.note and not quiet:
-        note_once(choice.note)
-    return choice.files
-
-
-def note_once(note: str) -> None:
-    """`note` on stderr unless this $LASER_HOME has shown it before: a hint is news once, not on
-    every run (the notes shown are remembered in $LASER_HOME/NOTES_SHOWN)."""
-    from ..models.registry import laser_home
-    shown = laser_home() / NOTES_SHOWN
-    try:
-        if note in shown.read_text(encoding="utf-8").splitlines():
-            return
-    except OSError:
-        pass
-    click.echo(f"laser: {note}", err=True)
-    try:
-        shown.parent.mkdir(parents=True, exist_ok=True)
-        with open(shown, "a", encoding="utf-8") as record:
-            record.write(note + "\n")
-    except OSError:
-        pass  # an unwritable cache: the note comes again next time
-
-
-def load_encoder(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None,
-                 quiet=False):
-    """An Encoder from the values of `model_options` (see `chosen_model_files`)."""
-    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang,
-                               quiet)
-    return encoder_of(files, dict(max_tokens=max_tokens, max_length=max_length, device=device,
-                                  bpe_backend=bpe_backend, quantize=quantize, runtime=runtime))
-
-
-def encoder_of(files, model: dict):
-    """An Encoder of `files`, run as the values of `model_options` say."""
-    from ..encoder import Encoder
-    return Encoder(files, device=model["device"], max_tokens=model["max_tokens"],
-                   max_length=model["max_length"], bpe_backend=model["bpe_backend"],
-                   quantize=model.get("quantize"), runtime=model.get("runtime", "auto"))
-
-
-def encoder_spec(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, max_tokens,
-                 max_length, device, bpe_backend, quantize=None, runtime="auto", lang=None,
-                 quiet=False):
-    """How Ray workers load the model of `model_options` (chosen here, loaded there)."""
+def encoder_spec(model: ModelOptions, lang: Optional[str] = None,
+                 quiet: bool = False) -> EncoderSpec:
+    """How Ray workers load the model that `model` and `lang` choose (chosen here, loaded
+    there)."""
     from ..distributed.work import EncoderSpec
-    files = chosen_model_files(model, encoder, bpe_codes, bpe_vocab, spm_model, spm_vocab, lang,
-                               quiet)
-    return EncoderSpec(files, device, max_tokens, max_length, bpe_backend, quantize, runtime)
+    from ..models.registry import note_once
+    encoder, = chosen_loaders(model, [text_side(lang)], quiet)
+    if encoder.note:
+        note_once(encoder.note)
+    return EncoderSpec(encoder.files, **model.running())
 
 
-class ModelLoader:
-    """The model of `model_options`: its files chosen on first need (`choose` returns a
-    ModelChoice), the encoder loaded on first call, so precomputed inputs never load one; the
-    encoder of `other` (the other side's loader) when it is the same model."""
-
-    def __init__(self, model: dict, choose: Callable, other: Optional[ModelLoader] = None):
-        self.model, self.choose, self.other = model, choose, other
-
-    @functools.cached_property
-    def files(self):
-        return noted(self.choose())
-
-    @functools.cached_property
-    def encoder(self):
-        if self.other is not None and self.other.files == self.files:
-            return self.other.encoder
-        return encoder_of(self.files, self.model)
-
-    def __call__(self):
-        return self.encoder
+def encoder_loader(model: ModelOptions, lang: Optional[str] = None,
+                   against: Optional[Origin] = None, source: Optional[str] = None,
+                   named: Optional[str] = None) -> EncoderLoader:
+    """The encoder of the text `source` in `lang` (`named`: its side's own model), its model
+    chosen now and loaded on first use; for vectors that meet those of `against` (an index, a
+    classifier, a filter) when given."""
+    from ..models.resolve import ModelRequest
+    sides = [ModelRequest(origin=against)] * bool(against) + [text_side(lang, source, named)]
+    return chosen_loaders(model, sides)[-1]
 
 
-def encoder_loader(model: dict, lang: Optional[str] = None, space: Optional[str] = None,
-                   named: Optional[str] = None) -> ModelLoader:
-    """The model of `model_options`, loaded on first use only; with `space`, for text in `lang`
-    whose vectors meet vectors of that space (`choose_model_in_space`)."""
-    from ..models.resolve import choose_model_in_space
-    return ModelLoader(model, lambda: choose_model_in_space(model_request(model, lang, named),
-                                                            space))
+def side_loaders(model: ModelOptions, src: EmbeddingSource, trg: EmbeddingSource,
+                 sources: tuple[Optional[str], Optional[str]] = (None, None),
+                 ) -> tuple[Optional[EncoderLoader], ...]:
+    """The encoders of the two sides of a bitext, their models chosen together
+    (`choose_models`) and loaded on first use; None for a side of precomputed embeddings
+    (`sources`: how messages name each side's text, default its file)."""
+    sides = [side.request(source) for side, source in zip((src, trg), sources)]
+    return tuple(chosen_loaders(model, sides))
 
 
-def side_loaders(model: dict, src, trg) -> tuple[ModelLoader, ModelLoader]:
-    """The models of the two sides (EmbeddingSource values with their `lang` and own `model`):
-    text against text as `choose_side_models`; text against precomputed embeddings in their
-    space."""
-    from ..models.resolve import choose_side_models
-    from ..models.spaces import embeddings_origin
-    if src.embeddings or trg.embeddings:
-        src_space, trg_space = (embeddings_origin(side.embeddings).space if side.embeddings
-                                else None for side in (trg, src))
-        return (encoder_loader(model, src.lang, src_space, src.model),
-                encoder_loader(model, trg.lang, trg_space, trg.model))
-    choices = functools.cache(lambda: choose_side_models(model_request(model, src.lang, src.model),
-                                                         model_request(model, trg.lang, trg.model)))
-    first = ModelLoader(model, lambda: choices()[0])
-    return first, ModelLoader(model, lambda: choices()[1], other=first)
+def text_side(lang: Optional[str] = None, source: Optional[str] = None,
+              named: Optional[str] = None) -> ModelRequest:
+    """The request of a side of text in `lang`, named `source` in messages."""
+    from ..models.resolve import ModelRequest
+    return ModelRequest(named, lang, source or "the sentences")
 
 
 def examples(*lines: str) -> str:

@@ -30,7 +30,7 @@ from .options import approximate_options, dim_option, fp16_option, quiet_option
 @model_options
 @quiet_option
 def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approximate, dim, fp16,
-          quiet, **model):
+          quiet, model):
     """Remove near-duplicate lines of INPUT: a line goes when an earlier line among its k nearest
     neighbours has a cosine of at least --threshold with it, so the first of each group stays."""
     from ..apps.dedup import (DedupOptions, DedupOutputs, check_lines, deduplicate,
@@ -46,7 +46,7 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     for path in filter(None, (output, kept_ids, report)):
         check_output_path(path)
     source = EmbeddingSource(text, embeddings, lang, dim, fp16)
-    encoder = encoder_loader(model, lang)
+    encoder = None if embeddings else encoder_loader(model, lang, source=text)
     with sentence_embeddings(source, encoder, work_dir(output)) as (matrix, name):
         check_lines(text, matrix.shape[0])
         duplicates = deduplicate(Vectors(matrix, name=name),

@@ -7,8 +7,7 @@ import click
 
 from ..apps.documents import POOLINGS
 from ..errors import LaserError
-from .common import (encoder_spec, examples, load_encoder, main, model_options,
-                     split_model_options)
+from .common import encoder_spec, examples, load_encoder, main, model_options
 from .options import ray_options
 
 
@@ -39,7 +38,7 @@ from .options import ray_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
 @ray_options
 def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, quiet, distributed,
-          **options):
+          model):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     INPUT may also be a directory, a quoted glob or @LIST (a file of paths, one a line): the
@@ -54,13 +53,12 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
         raise LaserError("--pooling goes with --documents")
     check_job(input_path, output)
     check_binary_output(output, f"embeddings ({fmt})")
-    options = {**split_model_options(options), "lang": lang, "quiet": quiet}
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance)
     if distributed:
         if documents:
             raise LaserError("--documents does not run on --ray yet; embed documents in one process")
         from ..distributed.ray_runner import embed_file_on_ray
-        report, run = embed_file_on_ray(encoder_spec(**options), input_path, output,
+        report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), input_path, output,
                                         embed_options, distributed)
         summary = f"{report.summary()}; {run.summary()}"
     else:
@@ -69,7 +67,7 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
             splitter = DocumentEncoder(pooling)
             embed_options = dataclasses.replace(embed_options, encode=splitter,
                                                 rows=splitter.rows)
-        report = embed_file(load_encoder(**options), input_path, output, embed_options)
+        report = embed_file(load_encoder(model, lang, quiet), input_path, output, embed_options)
         summary = report.summary()
         if documents:
             summary += (f"\npooled {splitter.sentences} sentences into {report.rows} document "
@@ -92,9 +90,9 @@ def embed(input_path, output, lang, fp16, fmt, provenance, documents, pooling, q
                    "Default: bpe or spm, what the encoder reads.")
 @model_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no note.")
-def preprocess(input_path, output, lang, stage, quiet, **options):
+def preprocess(input_path, output, lang, stage, quiet, model):
     """Write INPUT after one of the model's preprocessing stages, line for line."""
     from ..pipeline import check_job, preprocess_file
     check_job(input_path, output)
-    encoder = load_encoder(**split_model_options(options), lang=lang, quiet=quiet)
+    encoder = load_encoder(model, lang, quiet)
     preprocess_file(encoder, input_path, output, lang, stage, progress=not quiet and output != "-")

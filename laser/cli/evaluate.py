@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import LaserError
 from ..eval.xsim import Embedder
 from ..mining.margins import MARGINS
+from ..models.options import ModelOptions
 from .common import encoder_loader, examples, main, model_options
 from .options import dim_option, fp16_option
 
@@ -23,12 +24,12 @@ embeddings_dir_option = click.option(
                              "(default: embed with the model).")
 
 
-def _embedder(embeddings_dir: Optional[str], model: dict) -> Embedder:
+def _embedder(embeddings_dir: Optional[str], model: ModelOptions) -> Embedder:
     """Embeddings of a task's text file: DIR/NAME.npy, or made with the model; precomputed files
     must all be of one embedding space."""
     from ..models.spaces import OneSpace, embeddings_origin
     from ..search.inputs import EmbeddingSource, sentence_embeddings
-    encoder = encoder_loader(model)
+    encoder = None if embeddings_dir else encoder_loader(model)
     one_space = OneSpace()
 
     def embed(text: str, lang: str):
@@ -100,7 +101,7 @@ def xsim(embeddings, names, texts, kinds, k, dim, fp16):
 @margins_option
 @k_option
 @model_options
-def tatoeba(directory, embeddings_dir, kinds, k, **model):
+def tatoeba(directory, embeddings_dir, kinds, k, model):
     """xsim error (%) of every tatoeba.xxx-eng.xxx / .eng pair in DIRECTORY, both directions."""
     from ..eval.tatoeba import tatoeba_errors
     rows = tatoeba_errors(directory, _embedder(embeddings_dir, model), kinds, k)
@@ -126,7 +127,7 @@ def tatoeba(directory, embeddings_dir, kinds, k, **model):
 @embeddings_dir_option
 @k_option
 @model_options
-def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, **model):
+def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, model):
     """BUCC mining F1 on the official layout DIRECTORY/PAIR/PAIR.SPLIT.{xx,en,gold}."""
     from ..eval.bucc import bucc_evaluate
     from ..io.atomic import atomic_text_output

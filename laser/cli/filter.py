@@ -39,6 +39,11 @@ def pair_sides(command):
     return wrapper
 
 
+def column_name(side) -> str:
+    """How messages name a column of text (as `laser.apps.pair_files` does)."""
+    return f"{side.text} ({side.option}lang)"
+
+
 @filter_group.command("train", epilog=examples(
     "laser filter train de-en.tsv --src-lang de --trg-lang en -o de-en.filter",
     "laser filter train pairs.tsv --src-embeddings src.npy --trg-embeddings trg.npy -o my.filter "
@@ -68,7 +73,7 @@ def pair_sides(command):
 @model_options
 @quiet_option
 def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives, hidden, epochs,
-                  patience, dev_share, learning_rate, seed, quiet, **model):
+                  patience, dev_share, learning_rate, seed, quiet, model):
     """Train a pair filter on the parallel pairs of PAIRS (src<TAB>trg lines)."""
     from ..apps.pair_files import train_from_file
     from ..apps.pair_filter import FilterOptions, check_filter_dir
@@ -77,8 +82,8 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
     options = FilterOptions(hidden=hidden, random_negatives=random_negatives,
                             hard_negatives=hard_negatives, dev_share=dev_share, epochs=epochs,
                             patience=patience, learning_rate=learning_rate, seed=seed)
-    pair_filter = train_from_file(pairs, src, trg, side_loaders(model, src, trg), options,
-                                  progress=not quiet)
+    encoders = side_loaders(model, src, trg, (column_name(src), column_name(trg)))
+    pair_filter = train_from_file(pairs, src, trg, encoders, options, progress=not quiet)
     pair_filter.save(filter_dir)
     if not quiet:
         training = pair_filter.record["training"]
@@ -102,15 +107,17 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
               help="Write only the pairs whose probability is above this (default: every pair).")
 @model_options
 @quiet_option
-def score_command(pairs, src, trg, filter_dir, output, threshold, quiet, **model):
+def score_command(pairs, src, trg, filter_dir, output, threshold, quiet, model):
     """Score the pairs of PAIRS (src<TAB>trg, or score<TAB>src<TAB>trg as `laser mine` writes)."""
     from ..apps.pair_files import score_file
     from ..apps.pair_filter import PairFilter
     from ..io.atomic import check_output_path
     check_output_path(output)
     pair_filter = PairFilter.load(filter_dir)
-    space = pair_filter.model.space
-    encoders = tuple(encoder_loader(model, side.lang, space, side.model) for side in (src, trg))
+    against = pair_filter.model.origin("the pair filter")
+    encoders = tuple(None if side.embeddings else
+                     encoder_loader(model, side.lang, against, column_name(side), side.model)
+                     for side in (src, trg))
     report = score_file(pair_filter, pairs, output, src, trg, encoders, threshold,
                         progress=not quiet)
     if not quiet:

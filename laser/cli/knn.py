@@ -43,7 +43,7 @@ def knn() -> None:
 @quiet_option
 @ray_options
 def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, distributed,
-          **model):
+          model):
     """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang.
 
     INPUT may be several files, their rows (lines) one after another: a directory, a quoted
@@ -59,7 +59,7 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     check_output_path(output)
     check_sidecar_replaceable(output)
     check_binary_output(output, "FAISS indexes")
-    encoder = encoder_loader(model, lang)
+    encoder = encoder_loader(model, lang, source=source) if lang else None
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
@@ -106,7 +106,7 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
 @model_options
 @quiet_option
 def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_self, query_text,
-                   target_text, dim, fp16, lang, quiet, **model):
+                   target_text, dim, fp16, lang, quiet, model):
     """The k nearest indexed rows of every query (embeddings, or sentences with --lang)."""
     from ..io.atomic import check_output_path
     from ..models.spaces import check_same_space
@@ -118,7 +118,7 @@ def search_command(index_path, queries, output, k, nprobe, ef_search, exclude_se
     index, meta = load_index(index_path)
     query_text, target_text = _text_columns(query_text, target_text, queries if lang else None,
                                             meta.text)
-    encoder = encoder_loader(model, lang, meta.model_space)
+    encoder = encoder_loader(model, lang, meta.origin(index_path), queries) if lang else None
     inputs = EmbeddingSource(queries, None if lang else queries, lang, dim, fp16)
     check_same_space(meta.origin(index_path), inputs.origin(encoder))
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
@@ -182,7 +182,7 @@ def info(index_path):
 @click.option("--lang", "-l", help="INPUT is a text file in this language: embed it now.")
 @model_options
 @quiet_option
-def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
+def graph(source, output, k, approximate, dim, fp16, lang, quiet, model):
     """The k-NN graph of the embeddings INPUT (or the sentences of INPUT with --lang): row i holds
     the k rows most similar to row i (cosine, i itself left out) and their scores."""
     from ..apps.graph import knn_graph, save_graph
@@ -196,7 +196,7 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, **model):
     check_sidecar_replaceable(output)
     check_binary_output(output, "k-NN graphs (.npz)")
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
-    encoder = encoder_loader(model, lang)
+    encoder = encoder_loader(model, lang, source=source) if lang else None
     origin = inputs.origin(encoder)
     with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
         result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)

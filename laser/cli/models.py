@@ -39,7 +39,8 @@ def download(names, langs, base_url, quiet):
 def models(languages):
     """List the shipped default and the official models: embedding space, downloaded or not,
     size and path (vectors of one space may be compared)."""
-    from ..models.registry import available_models, laser_home
+    from ..models.installed import available_models
+    from ..models.registry import laser_home
     if languages:
         print_table(language_rows())
     else:
@@ -53,7 +54,7 @@ def models(languages):
 def language_rows() -> list[tuple[str, ...]]:
     """LANGUAGE, NAME, MODEL, PREPROCESSING and STATUS of every FLORES-200 language."""
     from ..models.languages import language_table
-    from ..models.resolve import downloaded_model_dir
+    from ..models.installed import downloaded_model_dir
     rows = [("LANGUAGE", "NAME", "MODEL", "PREPROCESSING", "STATUS")]
     for row in language_table():
         status = "-" if row.model is None else (

@@ -37,7 +37,7 @@ from .options import dim_option, fp16_option, quiet_option
 @model_options
 @quiet_option
 def paraphrase(index_path, queries, lang, embeddings, output, k, max_overlap, min_score,
-               candidates, nprobe, index_text, dim, fp16, quiet, **model):
+               candidates, nprobe, index_text, dim, fp16, quiet, model):
     """Paraphrases of each sentence of QUERIES: its nearest sentences in INDEX (built by
     `laser knn build TEXT --lang L`), leaving out exact copies and near-copies."""
     from ..apps.paraphrase import ParaphraseOptions, check_paraphrase_index, find_paraphrases
@@ -54,8 +54,8 @@ def paraphrase(index_path, queries, lang, embeddings, output, k, max_overlap, mi
     check_output_path(output)
     index, meta = load_index(index_path)
     index_text = check_paraphrase_index(index_path, meta, index_text)
-    encoder = encoder_loader(model, lang, meta.model_space)
     source = EmbeddingSource(queries, embeddings, lang, dim, fp16)
+    encoder = None if embeddings else encoder_loader(model, lang, meta.origin(index_path), queries)
     options = ParaphraseOptions(k, max_overlap, min_score, candidates, nprobe)
     check_same_space(meta.origin(index_path), source.origin(encoder))
     with sentence_embeddings(source, encoder, work_dir(output)) as (matrix, name):

@@ -35,7 +35,7 @@ from .options import approximate_options, bitext_inputs, quiet_option
 @model_options
 @quiet_option
 def score_command(src, trg, method, kind, k, approximate, output, with_text, histogram_path,
-                  png_path, bins, quiet, **model):
+                  png_path, bins, quiet, model):
     """Score every line pair of the aligned files SRC and TRG."""
     from ..io.atomic import atomic_text_output, check_output_path, replace_atomically
     from ..mining.corpus import scan_corpus

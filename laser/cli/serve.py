@@ -61,7 +61,8 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     from ..serving.app import Service
     from ..serving.indexes import load_served_index
     from ..serving.limits import Limits
-    from ..serving.models import EncoderOptions, ServedModels
+    from ..models.options import ModelOptions
+    from ..serving.models import ServedModels
     from ..serving.server import ServerOptions, run
     if limits["max_queued"] < limits["max_inputs"]:
         raise LaserError("--max-queued must be at least --max-inputs, or the largest requests "
@@ -70,6 +71,7 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     by_name = {index.name: index for index in loaded}
     if len(by_name) < len(loaded):
         raise LaserError("--index: two indexes have the same name; name them NAME=INDEX")
-    served = ServedModels(list(models), EncoderOptions(max_tokens, runtime, quantize), max_models)
+    options = ModelOptions(max_tokens=max_tokens, runtime=runtime, quantize=quantize)
+    served = ServedModels(list(models), options, max_models)
     run(Service(served, by_name, Limits(**limits)),
         ServerOptions(host, port, shutdown_timeout, access_log))

@@ -1,74 +1,84 @@
-"""Mining and scoring two lists of sentences from Python, each side embedded with its own model:
-the one its language picks, as `laser mine` and `laser embed` choose it (`choose_side_models`:
-LASER3 Igbo against LASER2 English when both are downloaded), or the one named for it.
+"""Mining and scoring from Python (`laser.mine`, `laser.score`), by the rules of `laser mine` and
+`laser score`: each side numpy rows, an embeddings file, or sentences embedded with the model
+their language picks (LASER3 Igbo against LASER2 English when both are downloaded) or the one
+named for them; margins and retrievals as the commands compute them.
 
-    >>> from laser.mining.sentences import mine_sentences
-    >>> for score, ig, en in mine_sentences(igbo, english, "ig", "en"):
-    ...     print(f"{score:.3f}\t{ig}\t{en}")
+    >>> import laser
+    >>> for score, i, j in laser.mine(igbo, english, "ig", "en"):
+    ...     print(f"{score:.3f}\t{igbo[i]}\t{english[j]}")
 """
 from __future__ import annotations
 
-import warnings
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ..models.resolve import ModelRequest, choose_side_models
-from ..models.spaces import check_same_space, model_origin
+from ..search.sides import Data, Side, side_rows
 from ..search.vectors import Vectors
 from .corpus import Corpus
-from .mine import MineOptions, mine
+from .mine import MineOptions, mine as mine_corpora
 from .scoring import score_bitext
 
-if TYPE_CHECKING:
-    from ..encoder import Encoder
+
+class Pair(NamedTuple):
+    """A mined pair: its score and the row of each side (sentence-transformers'
+    `paraphrase_mining` gives [score, i, j] likewise)."""
+
+    score: float
+    src: int
+    trg: int
 
 
-def side_encoders(src_lang: str, trg_lang: str, src_model: Optional[str] = None,
-                  trg_model: Optional[str] = None, **encoder_options) -> tuple[Encoder, Encoder]:
-    """The encoders of the two sides (one, when both sides use one model); `src_model` and
-    `trg_model` name a side's model (directory or name); models of two embedding spaces are
-    refused (`check_same_space`); a note on what to download comes as a warning."""
-    from ..encoder import Encoder
-    choices = choose_side_models(ModelRequest(src_model, lang=src_lang),
-                                 ModelRequest(trg_model, lang=trg_lang))
-    for note in {choice.note for choice in choices if choice.note}:
-        warnings.warn(note)
-    src_files, trg_files = (choice.files for choice in choices)
-    check_same_space(model_origin(src_files, f"the {src_lang} sentences"),
-                     model_origin(trg_files, f"the {trg_lang} sentences"))
-    src_encoder = Encoder(src_files, **encoder_options)
-    if trg_files == src_files:
-        return src_encoder, src_encoder
-    return src_encoder, Encoder(trg_files, **encoder_options)
+def mine(src: Data, trg: Data, src_lang: Optional[str] = None, trg_lang: Optional[str] = None,
+         *, k: int = 4, margin: str = "ratio", retrieval: str = "max", threshold: float = 0.0,
+         src_model: Optional[str] = None, trg_model: Optional[str] = None) -> list[Pair]:
+    """The pairs margin mining finds between `src` and `trg` (each sentences in its language,
+    numpy rows or an embeddings file), best first, as `laser mine` finds them: `margin` (ratio,
+    distance, absolute) over `k` neighbours, `retrieval` (max, intersect, fwd, bwd), pairs
+    above `threshold` (of retrieval max) kept."""
+    options = MineOptions("mine", k, margin, retrieval, threshold)
+    return _mined(_vectors(src, trg, src_lang, trg_lang, src_model, trg_model), options)
 
 
-def _embedded(src: Sequence[str], trg: Sequence[str], src_lang: str, trg_lang: str,
-              src_model: Optional[str], trg_model: Optional[str]) -> tuple[Vectors, Vectors]:
-    src_encoder, trg_encoder = side_encoders(src_lang, trg_lang, src_model, trg_model)
-    return (Vectors(src_encoder.encode(list(src), src_lang), name=src_lang),
-            Vectors(trg_encoder.encode(list(trg), trg_lang), name=trg_lang))
-
-
-def _corpus(sentences: Sequence[str], name: str) -> Corpus:
-    every = np.arange(len(sentences))
-    return Corpus(name, every, every, every)
+def score(src: Data, trg: Data, src_lang: Optional[str] = None, trg_lang: Optional[str] = None,
+          method: str = "margin", k: int = 4, src_model: Optional[str] = None,
+          trg_model: Optional[str] = None, *, margin: str = "ratio") -> np.ndarray:
+    """One float32 score per pair src[i] <-> trg[i], as `laser score` computes it: `method`
+    margin (of kind `margin`), cosine or csls, over neighbourhoods of `k`."""
+    x, y = _vectors(src, trg, src_lang, trg_lang, src_model, trg_model)
+    return score_bitext(x, y, method, k, margin)
 
 
 def mine_sentences(src: Sequence[str], trg: Sequence[str], src_lang: str, trg_lang: str,
                    options: MineOptions = MineOptions(), src_model: Optional[str] = None,
                    trg_model: Optional[str] = None) -> list[tuple[float, str, str]]:
-    """(score, source sentence, target sentence) of the pairs margin mining finds, best first
-    (`options`: as `laser mine`; its default keeps every pair of --retrieval max)."""
-    x, y = _embedded(src, trg, src_lang, trg_lang, src_model, trg_model)
-    pairs = mine(_corpus(src, src_lang), _corpus(trg, trg_lang), x, y, options)
-    return [(score, src[i], trg[j])
-            for i, j, score in zip(pairs.src.tolist(), pairs.trg.tolist(), pairs.score.tolist())]
+    """Two lists of sentences mined with `options` (as `laser mine`'s), each pair as (score,
+    source sentence, target sentence), best first."""
+    pairs = _mined(_vectors(src, trg, src_lang, trg_lang, src_model, trg_model), options)
+    return [(pair.score, src[pair.src], trg[pair.trg]) for pair in pairs]
 
 
-def score_sentences(src: Sequence[str], trg: Sequence[str], src_lang: str, trg_lang: str,
-                    method: str = "margin", k: int = 4, src_model: Optional[str] = None,
-                    trg_model: Optional[str] = None) -> np.ndarray:
-    """One score per sentence pair src[i] <-> trg[i] (as `laser score`: margin, cosine or csls)."""
-    x, y = _embedded(src, trg, src_lang, trg_lang, src_model, trg_model)
-    return score_bitext(x, y, method, k)
+score_sentences = score  # its name before `laser.score`
+
+
+def _vectors(src: Data, trg: Data, src_lang: Optional[str], trg_lang: Optional[str],
+             src_model: Optional[str], trg_model: Optional[str]) -> tuple[Vectors, Vectors]:
+    sides = (Side(src, src_lang, src_model, _name(src_lang, "source")),
+             Side(trg, trg_lang, trg_model, _name(trg_lang, "target")))
+    return tuple(Vectors(side.rows, name=side.origin.source) for side in side_rows(sides))
+
+
+def _mined(vectors: tuple[Vectors, Vectors], options: MineOptions) -> list[Pair]:
+    x, y = vectors
+    pairs = mine_corpora(_corpus(x), _corpus(y), x, y, options)
+    return [Pair(*pair) for pair in zip(pairs.score.tolist(), pairs.src.tolist(),
+                                        pairs.trg.tolist())]
+
+
+def _name(lang: Optional[str], role: str) -> str:
+    return f"the {lang} sentences" if lang else f"the {role} side"
+
+
+def _corpus(vectors: Vectors) -> Corpus:
+    every = np.arange(len(vectors))
+    return Corpus(vectors.name, every, every, every)

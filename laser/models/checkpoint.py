@@ -1,4 +1,5 @@
-"""Safe checkpoint reading: tensors, plain data and known config objects, never arbitrary code.
+"""What does a checkpoint hold? Tensors, plain data and known config objects, read safely:
+never arbitrary code.
 
 Checkpoints (`torch.save` files, zip or legacy layout) are read without torch by the restricted
 unpickler of `laser.models.torch_format`, which refuses every global outside its allow-list of

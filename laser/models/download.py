@@ -1,5 +1,6 @@
-"""Downloading the official models: resumable (HTTP Range on a .part file), verified, then
-installed as every output is (`laser.io.atomic.install`: fsynced, renamed, directory fsynced)."""
+"""How does an official model get here? Downloaded resumably (HTTP Range on a .part file),
+verified, then installed as every output is (`laser.io.atomic.install`: fsynced, renamed,
+directory fsynced)."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""A model directory's files, and which preprocessing family they imply.
+"""Which files make up a model, and which preprocessing family do they imply?
 
 * LASER1: one `*.pt` checkpoint, its `*.fcodes` BPE codes and (optionally) `*.fvocab`;
   preprocessing is the Moses tokeniser followed by fastBPE.

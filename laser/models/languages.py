@@ -1,4 +1,4 @@
-"""Which official model serves a language: its own LASER3 encoder where one exists, else LASER2
+"""Which official model serves a language? Its own LASER3 encoder where one exists, else LASER2
 (the choice `laser_encoders` makes). The manifest's `languages` field of each model is the one
 source; `laser models --languages` and docs/models.md print the whole table."""
 from __future__ import annotations

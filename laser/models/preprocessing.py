@@ -1,4 +1,5 @@
-"""The preprocessing of each model family behind one interface, chosen per model.
+"""How is text prepared for a model? The preprocessing of each model family behind one
+interface, chosen per model.
 
 A `Preprocessor` turns raw lines into the subword lines the encoder reads, in two stages:
 `tokenize(lines, lang)` (the text stage) and `segment(lines)` (the subword stage). Commands only

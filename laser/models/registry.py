@@ -1,9 +1,11 @@
-"""The official models: the shipped manifest, the download cache ($LASER_HOME) and its records."""
+"""Which official models exist, and where does the download cache keep them? The shipped
+manifest, the cache ($LASER_HOME) and its download records, and where the default model ships."""
 from __future__ import annotations
 
 import difflib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,7 +14,6 @@ from urllib.parse import urlsplit
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
-from .files import ModelFiles
 
 HOME_ENV = "LASER_HOME"
 MIRROR_ENV = "LASER_DOWNLOAD_URL"
@@ -24,6 +25,7 @@ SHIPPED_MODEL_DIRS = (PACKAGED_MODEL_DIR, CHECKOUT_MODEL_DIR)
 MANIFEST = Path(__file__).resolve().parents[1] / "data" / "models.json"
 RECORD = "download-record.json"
 DEFAULT = "default"
+NOTES_SHOWN = ".notes-shown"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,24 @@ def model_path(name: str, home: Optional[Path] = None) -> Path:
     return (home or laser_home()) / name
 
 
+def note_once(note: str) -> None:
+    """`note` on stderr unless this $LASER_HOME has shown it before: a hint is news once, not on
+    every run (the notes shown are remembered in $LASER_HOME/NOTES_SHOWN)."""
+    shown = laser_home() / NOTES_SHOWN
+    try:
+        if note in shown.read_text(encoding="utf-8").splitlines():
+            return
+    except OSError:
+        pass
+    print(f"laser: {note}", file=sys.stderr)
+    try:
+        shown.parent.mkdir(parents=True, exist_ok=True)
+        with open(shown, "a", encoding="utf-8") as record:
+            record.write(note + "\n")
+    except OSError:
+        pass  # an unwritable cache: the note comes again next time
+
+
 def mirror_url(url: str, base_url: Optional[str] = None) -> str:
     """`url` on the mirror `base_url` (or $LASER_DOWNLOAD_URL), which has the official layout."""
     base_url = base_url or os.environ.get(MIRROR_ENV)
@@ -155,37 +175,6 @@ def missing_files(spec: ModelSpec, directory: Path) -> list[str]:
     return missing
 
 
-def model_status(spec: ModelSpec, home: Optional[Path] = None) -> ModelStatus:
-    """Whether `spec` is downloaded, and its size: on disk when it is, else from the manifest."""
-    directory = model_path(spec.name, home)
-    if not directory.is_dir() or not any(directory.iterdir()):
-        return ModelStatus(spec.name, spec.family, "not downloaded", spec.size, None,
-                           space=spec.space)
-    if missing_files(spec, directory):
-        return ModelStatus(spec.name, spec.family, "partial", spec.size, directory,
-                           space=spec.space)
-    size = sum((directory / file.name).stat().st_size for file in spec.files)
-    return ModelStatus(spec.name, spec.family, "downloaded", size, directory, space=spec.space)
-
-
 def shipped_model_dir() -> Optional[Path]:
     """Where this installation's default model is, if it has one."""
     return next((path for path in SHIPPED_MODEL_DIRS if any(path.glob("*.pt"))), None)
-
-
-def shipped_status() -> ModelStatus:
-    """The default model shipped with the package, if this installation has one."""
-    directory = shipped_model_dir()
-    if directory is None:
-        return ModelStatus(DEFAULT, "shipped", "not shipped", None, None)
-    from .spaces import model_identity  # spaces reads this module's manifest
-    size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
-    files = ModelFiles.from_dir(directory)
-    return ModelStatus(DEFAULT, "shipped", "shipped", size, directory, files.name,
-                       model_identity(files).space)
-
-
-def available_models(home: Optional[Path] = None) -> list[ModelStatus]:
-    """The shipped default, then every manifest model with its download status."""
-    specs = load_manifest().models.values()
-    return [shipped_status()] + [model_status(spec, home) for spec in specs]

@@ -1,139 +1,185 @@
-"""The one model resolver. In order: explicit file paths, a model directory or name (`--model`,
-then $LASER_MODEL), the official model of the language when it is already downloaded, else the
-shipped default (with a one-line note naming the download that would give the official model)."""
+"""Which model embeds each side of a command? `choose_models` takes the command's model options
+and its sides, and applies every rule in one place (docs/models.md, "How a model is chosen"):
+
+1. an unknown language is refused, whatever the model;
+2. a side whose vectors exist already (an embeddings file, an index, a classifier) gets no
+   model: its space is the one the other sides must meet;
+3. a side that names its model gets it: the explicit files (--encoder...), else its own
+   --src-model/--trg-model, else --model, else $LASER_MODEL;
+4. any other side gets its language's official model when it is downloaded, else the shipped
+   default, with a one-line note naming the download that would give the official model;
+5. against a space (rule 2's vectors, else a named model's), a side of rule 4 whose model lies
+   in another space gets an installed model of that space instead, without a note: the official
+   model the space is named after (laser2), else the shipped default;
+6. sides of rule 4 alone, whose languages chose models of two spaces: the shipped default on
+   every side, with one note;
+7. models of two spaces are refused, naming both (`check_same_space`).
+"""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..errors import LaserError
-from .files import ModelFiles
 from ..text.languages import resolve
-from .languages import AmbiguousLanguage, official_language, official_model
-from .registry import (DEFAULT, find_model, load_manifest, missing_files, model_path,
-                       shipped_model_dir)
-from .spaces import model_identity
+from .files import ModelFiles
+from .installed import (downloaded_model_dir, installed_model_files, model_directory,
+                        named_model_dir)
+from .languages import AmbiguousLanguage, official_language
+from .options import ModelOptions
+from .registry import DEFAULT, find_model
+from .spaces import Origin, check_same_space, model_identity
 
 MODEL_ENV = "LASER_MODEL"
 
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """What a user asked for: explicit files, a model directory or name, and the language."""
+    """One side of a command: the model named for it alone (--src-model), its language, and
+    the `origin` of the vectors it has already (then it needs no model); `source` names the
+    side in messages (its file)."""
 
     model: Optional[str] = None
-    encoder: Optional[str] = None
-    codes: Optional[str] = None
-    vocab: Optional[str] = None
-    spm: Optional[str] = None
-    spm_vocab: Optional[str] = None
     lang: Optional[str] = None
+    source: str = "the sentences"
+    origin: Optional[Origin] = None
 
 
 @dataclass(frozen=True)
 class ModelChoice:
+    """The model chosen for one side: its files, its name and embedding space (its identity),
+    and the note to show once on stderr (what to download for the language's official model),
+    if any."""
+
     files: ModelFiles
-    note: Optional[str] = None  # one line for stderr: the language's official model is missing
+    name: str
+    space: str
+    note: Optional[str] = None
+
+    def origin(self, source: str) -> Origin:
+        """The origin of the vectors this model makes of `source`."""
+        return Origin(source, self.name, self.space, self.files.sha256())
+
+    @classmethod
+    def of(cls, files: ModelFiles, note: Optional[str] = None) -> ModelChoice:
+        identity = model_identity(files)
+        return cls(files, identity.name, identity.space, note)
 
 
-def resolve_model(model: Optional[str] = None, encoder: Optional[str] = None,
-                  codes: Optional[str] = None, vocab: Optional[str] = None) -> ModelFiles:
-    """Explicit paths win; then `model` (a directory or a name), $LASER_MODEL, shipped default."""
-    return choose_model(ModelRequest(model, encoder, codes, vocab)).files
+def choose_models(options: ModelOptions,
+                  sides: Sequence[ModelRequest]) -> list[Optional[ModelChoice]]:
+    """The model of each side (None for a side whose vectors exist), by the rules of the module
+    docstring, in their order."""
+    for side in sides:
+        if side.lang:
+            resolve(side.lang)
+    named = [named_choice(options, side) if side.origin is None else None for side in sides]
+    # The space to meet (rule 5): the first that vectors which exist record, else the first
+    # named model's; None when nothing sets one.
+    spaces = [side.origin.space for side in sides if side.origin is not None]
+    space = next(filter(None, spaces + [choice.space for choice in named if choice]), None)
+    choices = [choice or (language_choice(side, space) if side.origin is None else None)
+               for side, choice in zip(sides, named)]
+    if space is None and not any(named):
+        choices = one_space_by_language(sides, choices)
+    refuse_two_spaces(sides, choices)
+    return choices
 
 
-def choose_model(request: ModelRequest) -> ModelChoice:
-    """The model `request` means, by the precedence in the module docstring; an unknown
-    language is refused first, whatever the model."""
-    if request.lang:
-        resolve(request.lang)
-    if request.encoder or request.codes or request.spm:
-        return ModelChoice(explicit_files(request))
-    named = request.model or os.environ.get(MODEL_ENV)
-    if named:
-        return ModelChoice(ModelFiles.from_dir(model_directory(named)))
-    note = None
-    if request.lang:
-        official, note = installed_official_model(request.lang)
-        if official is not None:
-            return ModelChoice(ModelFiles.from_dir(named_model_dir(official)))
-    return ModelChoice(ModelFiles.from_dir(named_model_dir(DEFAULT)), note)
+def named_choice(options: ModelOptions, side: ModelRequest) -> Optional[ModelChoice]:
+    """Rule 3: the model the options or the side name, else None."""
+    if options.names_files:
+        return ModelChoice.of(explicit_files(options))
+    named = side.model or options.model or os.environ.get(MODEL_ENV)
+    return ModelChoice.of(ModelFiles.from_dir(model_directory(named))) if named else None
 
 
-def names_a_model(request: ModelRequest) -> bool:
-    """Whether `request` (or $LASER_MODEL) names a model, rather than leaving it to the language."""
-    return bool(request.encoder or request.codes or request.spm or request.model
-                or os.environ.get(MODEL_ENV))
-
-
-def choose_model_in_space(request: ModelRequest, space: Optional[str]) -> ModelChoice:
-    """The model of `request` for text whose vectors will meet vectors of `space` (an index, an
-    embeddings file, a classifier, the other side): `choose_model`, unless nothing names a model
-    and the language's choice lies in another space; then an installed model of `space` (the
-    official model the space is named after, e.g. laser2, else the shipped default) when there is
-    one. Otherwise the language's choice stands, and the space check refuses it."""
-    choice = choose_model(request)
-    if space is None or names_a_model(request):
+def language_choice(side: ModelRequest, space: Optional[str]) -> ModelChoice:
+    """Rules 4 and 5: the language's official model when downloaded, else the shipped default
+    with a note; against `space`, an installed model of it when the choice lies elsewhere."""
+    official, note = installed_official_model(side.lang) if side.lang else (None, None)
+    files = ModelFiles.from_dir(named_model_dir(official or DEFAULT))
+    choice = ModelChoice.of(files, None if official else note)
+    if space is None:
         return choice
-    if model_identity(choice.files).space == space:
-        return ModelChoice(choice.files)  # no note: another download would not fit the space
+    if choice.space == space:
+        return replace(choice, note=None)  # another download would not fit
     for name in (space, DEFAULT):
         files = installed_model_files(name)
         if files is not None and model_identity(files).space == space:
-            return ModelChoice(files)
-    return choice
+            return ModelChoice.of(files)
+    return choice  # refused by rule 7, or where its vectors meet the others'
 
 
-def installed_model_files(name: str) -> Optional[ModelFiles]:
-    """The files of `default` (when shipped) or of a downloaded manifest model; None otherwise."""
-    if name == DEFAULT:
-        directory = shipped_model_dir()
-    else:
-        directory = downloaded_model_dir(name) if name in load_manifest().models else None
-    return None if directory is None else ModelFiles.from_dir(directory)
+def one_space_by_language(sides: Sequence[ModelRequest],
+                          choices: list[Optional[ModelChoice]]) -> list[Optional[ModelChoice]]:
+    """Rule 6: the choices as they are when they share a space; else the shipped default on
+    every side, the note on the first saying why and what to download."""
+    chosen = [(side, choice) for side, choice in zip(sides, choices) if choice is not None]
+    if len({choice.space for _, choice in chosen}) < 2:
+        return choices
+    models = " and ".join(f"{choice.name} ({side.lang})" for side, choice in chosen)
+    note = f"using the shipped default model on both sides, since {models} are not in one " \
+           "embedding space"
+    for _, choice in chosen:
+        if choice.note:
+            note += "; " + choice.note.split("; ", 1)[-1]
+    default = ModelChoice.of(ModelFiles.from_dir(named_model_dir(DEFAULT)))
+    first = replace(default, note=note)
+    return [None if choice is None else first if index == 0 else default
+            for index, choice in enumerate(choices)]
 
 
-def choose_side_models(src: ModelRequest, trg: ModelRequest) -> tuple[ModelChoice, ModelChoice]:
-    """The models of the two sides of a bitext, each chosen as `choose_model` does (its language
-    picks its official model when downloaded: LASER3 Igbo and LASER2 English). When a side names
-    its model, the other side is chosen in that model's space (`choose_model_in_space`); when the
-    languages alone chose models of two spaces (an official model is missing), the shipped
-    default embeds both sides, with a note naming what to download."""
-    if names_a_model(src) and not names_a_model(trg):
-        first = choose_model(src)
-        return first, choose_model_in_space(trg, model_identity(first.files).space)
-    if names_a_model(trg) and not names_a_model(src):
-        second = choose_model(trg)
-        return choose_model_in_space(src, model_identity(second.files).space), second
-    first, second = choose_model(src), choose_model(trg)
-    one, other = model_identity(first.files), model_identity(second.files)
-    if names_a_model(src) or one.space == other.space:
-        return first, second
-    note = (f"using the shipped default model on both sides, since {one.name} ({src.lang}) and "
-            f"{other.name} ({trg.lang}) are not in one embedding space")
-    for missing in filter(None, (first.note, second.note)):
-        note += "; " + missing.split("; ", 1)[-1]
-    default = ModelChoice(ModelFiles.from_dir(named_model_dir(DEFAULT)))
-    return ModelChoice(default.files, note), default
+def refuse_two_spaces(sides: Sequence[ModelRequest],
+                      choices: Sequence[Optional[ModelChoice]]) -> None:
+    """Rule 7: the known origins of all sides (vectors that exist, models chosen) in one space."""
+    if len(sides) < 2:
+        return
+    known = []
+    for side, choice in zip(sides, choices):
+        origin = side.origin if choice is None else choice.origin(side.source)
+        if origin.known:
+            known.append(origin)
+    for origin in known[1:]:
+        check_same_space(known[0], origin)
 
 
-def explicit_files(request: ModelRequest) -> ModelFiles:
+def choose_model(request: ModelRequest, options: ModelOptions = ModelOptions()) -> ModelChoice:
+    """The model of one side (`choose_models`)."""
+    return choose_models(options, [request])[0]
+
+
+def choose_side_models(src: ModelRequest, trg: ModelRequest,
+                       options: ModelOptions = ModelOptions()) -> list[Optional[ModelChoice]]:
+    """The models of the two sides of a bitext (`choose_models`)."""
+    return choose_models(options, [src, trg])
+
+
+def resolve_model(model: Optional[str] = None) -> ModelFiles:
+    """The files of `model` (a directory or a name), else of $LASER_MODEL, else of the
+    shipped default."""
+    return choose_model(ModelRequest(), ModelOptions(model=model)).files
+
+
+def explicit_files(options: ModelOptions) -> ModelFiles:
     """The files named one by one: --encoder with --bpe-codes (LASER1) or --spm-model."""
-    if not request.encoder or bool(request.codes) == bool(request.spm):
+    if not options.encoder or bool(options.bpe_codes) == bool(options.spm_model):
         raise LaserError("pass --encoder with either --bpe-codes (LASER1, and usually "
                          "--bpe-vocab) or --spm-model (LASER2/LASER3)")
-    if (request.vocab and not request.codes) or (request.spm_vocab and not request.spm):
+    if (options.bpe_vocab and not options.bpe_codes) or \
+            (options.spm_vocab and not options.spm_model):
         raise LaserError("--bpe-vocab goes with --bpe-codes, --spm-vocab with --spm-model")
-    for path in (request.encoder, request.codes, request.vocab, request.spm, request.spm_vocab):
+    for path in (options.encoder, options.bpe_codes, options.bpe_vocab, options.spm_model,
+                 options.spm_vocab):
         if path and not Path(path).is_file():
             raise LaserError(f"{path}: file not found")
-    if request.codes:
-        return ModelFiles(Path(request.encoder), Path(request.codes),
-                          Path(request.vocab) if request.vocab else None)
-    return ModelFiles(Path(request.encoder), None, None, Path(request.spm),
-                      spm_vocabulary(Path(request.spm), request.spm_vocab))
+    if options.bpe_codes:
+        return ModelFiles(Path(options.encoder), Path(options.bpe_codes),
+                          Path(options.bpe_vocab) if options.bpe_vocab else None)
+    return ModelFiles(Path(options.encoder), None, None, Path(options.spm_model),
+                      spm_vocabulary(Path(options.spm_model), options.spm_vocab))
 
 
 def spm_vocabulary(spm: Path, given: Optional[str]) -> Optional[Path]:
@@ -159,54 +205,3 @@ def installed_official_model(lang: str) -> tuple[Optional[str], Optional[str]]:
     spec = find_model(name)
     return None, (f"using the shipped default model; for the official {spec.family} encoder of "
                   f"{code} run: laser download {name}")
-
-
-def official_model_dir(lang: str, download: bool = True, home: Optional[Path] = None) -> Path:
-    """The directory of `lang`'s official model, downloaded now if need be (`fetched_model_dir`)."""
-    return fetched_model_dir(official_model(lang), download, home)
-
-
-def fetched_model_dir(name: str, download: bool = True, home: Optional[Path] = None) -> Path:
-    """The directory of the manifest model `name` in `home` ($LASER_HOME by default), downloaded
-    now when it is not yet and `download` is set (the API's behaviour, as `laser_encoders`)."""
-    if downloaded_model_dir(name, home) is None:
-        if not download:
-            raise LaserError(f"{name}: model not downloaded; run `laser download {name}` (or load "
-                             "it with download=True)")
-        from .download import download_model
-        download_model(name, home=home)
-    return named_model_dir(name, home)
-
-
-def downloaded_model_dir(name: str, home: Optional[Path] = None) -> Optional[Path]:
-    """The directory of the manifest model `name` when it is completely downloaded."""
-    directory = model_path(name, home)
-    if not directory.is_dir() or missing_files(find_model(name), directory):
-        return None
-    return directory
-
-
-def model_directory(model: str | os.PathLike) -> Path:
-    """An existing directory as it is; otherwise a model name: `default` or a downloaded one."""
-    path = Path(model)
-    if path.is_dir() or os.sep in str(model) or (os.altsep and os.altsep in str(model)):
-        return path
-    return named_model_dir(str(model))
-
-
-def named_model_dir(name: str, home: Optional[Path] = None) -> Path:
-    """The directory of the model called `name`: `default` or a downloaded model."""
-    if name == DEFAULT:
-        directory = shipped_model_dir()
-        if directory is None:
-            raise LaserError("this installation ships no default model: pass --model DIR or the "
-                             "name of a downloaded model (see `laser models`)")
-        return directory
-    spec = find_model(name, "model directory not found, and not a known model name")
-    directory = model_path(name, home)
-    if not directory.is_dir() or not any(directory.iterdir()):
-        raise LaserError(f"{name}: model not downloaded; run `laser download {name}` first")
-    if missing_files(spec, directory):
-        raise LaserError(f"{name}: download incomplete in {directory}; run `laser download {name}` "
-                         "again")
-    return directory

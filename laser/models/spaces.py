@@ -1,4 +1,4 @@
-"""Embedding spaces: which vectors may meet in one similarity.
+"""Which vectors may meet in one similarity? Embedding spaces.
 
 Two sets of vectors can be compared only when their models map sentences into one space: LASER2
 and every LASER3 encoder share the space `laser2` (the LASER3 encoders were distilled into it),

@@ -1,4 +1,5 @@
-"""torch.save files read without torch: tensors become numpy arrays, nothing else is imported.
+"""How is a torch.save file read without torch? Tensors become numpy arrays, nothing else is
+imported.
 
 Two layouts exist. Since torch 1.6 a checkpoint is a zip archive: `PREFIX/data.pkl` holds the
 pickle, `PREFIX/data/KEY` the bytes of each storage. Before (the official 2018/2019 LASER files)

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import LaserError
 from ..io.atomic import is_stream
 from ..io.embeddings import open_embeddings
+from ..models.resolve import ModelRequest
 from ..models.spaces import Origin, embeddings_origin, model_origin
 
 if TYPE_CHECKING:
@@ -50,6 +51,13 @@ class EmbeddingSource:
         if self.embeddings:
             return embeddings_origin(self.embeddings)
         return model_origin(loader_files(encoder), self.text or self.name)
+
+    def request(self, source: Optional[str] = None) -> ModelRequest:
+        """What this side asks of the model choice (`choose_models`): its own model and language,
+        or the origin of its precomputed embeddings; `source` names its text in messages
+        (default: the file)."""
+        origin = embeddings_origin(self.embeddings) if self.embeddings else None
+        return ModelRequest(self.model, self.lang, source or self.text or self.name, origin)
 
 
 def loader_files(encoder: EncoderLoader) -> ModelFiles:

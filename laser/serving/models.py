@@ -8,21 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError
-from ..models.resolve import ModelRequest, choose_model, model_directory, named_model_dir
+from ..models.installed import model_directory, named_model_dir
+from ..models.options import ModelOptions
+from ..models.resolve import ModelRequest, choose_models
 from ..models.spaces import Origin, model_origin
 from .limits import RequestError
 
 if TYPE_CHECKING:
     from .. import Encoder
-
-
-@dataclass(frozen=True)
-class EncoderOptions:
-    """How every served model is loaded (the `laser embed` options of the same names)."""
-
-    max_tokens: int = 12000
-    runtime: str = "auto"
-    quantize: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +54,7 @@ class ServedModels:
     downloaded model); loaded on first use and kept in a cache of `cache_size` models, the least
     recently used one dropped first."""
 
-    def __init__(self, specs: list[str], options: EncoderOptions, cache_size: int = 3):
+    def __init__(self, specs: list[str], options: ModelOptions, cache_size: int = 3):
         self.options = options
         self.fixed = bool(specs)
         self.cache_size = max(cache_size, len(specs))
@@ -111,8 +104,11 @@ class ServedModels:
             raise RequestError(404, f"model {name!r} is not served here; choose one of "
                                     f"{', '.join(self._names)}", "model_not_found")
         try:  # a request names models, never directories
-            directory = (named_model_dir(name) if name is not None
-                         else choose_model(ModelRequest(lang=lang)).files.encoder.parent)
+            if name is not None:
+                directory = named_model_dir(name)
+            else:  # as `laser embed --lang` chooses
+                choice, = choose_models(self.options, [ModelRequest(lang=lang)])
+                directory = choice.files.encoder.parent
         except LaserError as error:
             raise RequestError(404, str(error), "model_not_found") from None
         directory = directory.resolve()
@@ -126,8 +122,7 @@ class ServedModels:
         with self._lock:
             if directory in self._cache:
                 return self._cache[directory]
-        encoder = Encoder.load(str(directory), max_tokens=self.options.max_tokens,
-                               runtime=self.options.runtime, quantize=self.options.quantize)
+        encoder = Encoder.load(str(directory), **self.options.running())
         served = ServedModel(name, encoder, model_origin(encoder.files, "the queries"))
         with self._lock:
             self._cache[directory] = served

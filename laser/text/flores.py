@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from .languages import iso_table
+from .iso639 import iso_table
 
 # ISO 639-3 macrolanguages whose FLORES-200 language has an individual code: the one the
 # macrolanguage (and its 639-1 code) usually stands for (`ar` -> arb_Arab, `fa` -> pes_Arab).

@@ -6,31 +6,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from ..errors import LaserError
+from .flores import flores_codes_of_name, flores_names
+from .iso639 import iso_table
 
 LIST_HINT = "`laser models --languages` lists the supported languages"
-# Codes of the LASER (Tatoeba) data that are not current ISO 639-3 codes: Berber's collective
-# code (639-2/5), Coastal Kadazan's retired code and Tatoeba's Toki Pona.
-DATA_CODES = ("ber", "kzj", "toki")
 # How alike (difflib's ratio) a code or name must be to be suggested: a 3-letter code with one
 # letter wrong (0.67) is.
 CLOSE_ENOUGH = 0.66
-
-
-@lru_cache(maxsize=None)
-def iso_table() -> dict[str, str]:
-    """Every ISO 639 code we know, mapped to its 639-1 code ('' where it has none)."""
-    text = resources.files("laser").joinpath("data/iso639.txt").read_text("ascii")
-    table = {}
-    for line in text.splitlines():
-        three, _, two = line.partition(" ")
-        table[three] = two
-        if two:
-            table[two] = two
-    table.update((code, "") for code in DATA_CODES)
-    return table
 
 
 @dataclass(frozen=True)
@@ -79,7 +63,6 @@ def unknown_language(lang: str) -> UnknownLanguage:
 def closest_languages(lang: str, count: int = 3) -> list[str]:
     """The FLORES-200 languages whose code or English name `lang` looks most like, as
     `fra (French)` (difflib, as model names are suggested)."""
-    from .flores import flores_names  # here: flores imports this module
     names = flores_names()
     scripts = Counter(code.split("_")[0] for code in names)
     candidates: dict[str, str] = {}
@@ -96,6 +79,5 @@ def closest_languages(lang: str, count: int = 3) -> list[str]:
 
 def _base_of_name(name: str) -> str:
     """The ISO 639-3 code of an English language name (`igbo` -> `ibo`), else ''."""
-    from .flores import flores_codes_of_name  # here: flores imports this module
     codes = flores_codes_of_name(name)
     return codes[0].split("_")[0] if codes else ""

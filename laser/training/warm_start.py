@@ -16,7 +16,7 @@ from ..errors import LaserError
 from ..io.atomic import copy_atomically
 from ..runtime.bilstm import BiLSTMEncoder, load_checkpoint
 from ..models.files import LASER1, ModelFiles
-from ..models.resolve import model_directory
+from ..models.installed import model_directory
 from ..subwords.fastbpe import BPE, CONTINUATION, read_codes
 from .narrow import narrowed
 

@@ -126,10 +126,10 @@ def test_the_python_api_mines_and_scores_two_lists_with_their_languages(official
 
 
 def test_two_sides_of_one_model_share_one_loaded_encoder(official_models):
-    from laser.cli.common import MODEL_KEYS, side_loaders
+    from laser.cli.common import side_loaders
+    from laser.models.options import ModelOptions
     from laser.search.inputs import EmbeddingSource
-    model = dict.fromkeys(MODEL_KEYS)
-    model.update(max_tokens=12000, device="cpu", bpe_backend="auto", runtime="auto")
+    model = ModelOptions()
     same = side_loaders(model, EmbeddingSource("a", None, "ig"),
                         EmbeddingSource("b", None, "ig"))
     assert same[0]() is same[1]()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from laser.models.resolve import model_directory
+from laser.models.installed import model_directory
 from laser.training.corpus import find_pair_files
 from laser.training.distill import TEACHER_DIR, english_sentences, sentence_rows
 from laser.training.run import work_bpe_files
