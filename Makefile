@@ -16,6 +16,8 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/text/test_tokenizer.py tests/cli/test_command_loading.py tests/test_progress.py \
 	tests/runtime/test_quantize.py tests/runtime/test_missing_torch.py tests/cli/test_terminal.py \
 	tests/io/test_durable_outputs.py tests/io/test_output_access.py tests/io/test_damaged_embeddings.py \
+	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
+	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
 	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as the light install's fasttext-predict: it gets a virtualenv of its own. The bench's

@@ -57,6 +57,8 @@ setup(
         # `laser lid` and --lang auto: fastText's C++ prediction alone (<1 MB, no numpy), the
         # files of the training package `fasttext` less its training (docs/language-id.md)
         "fasttext-predict>=0.9.2.4",
+        # .zst inputs: the backport of Python 3.14's compression.zstd (a 0.5 MB wheel)
+        "backports.zstd>=1.0; python_version < '3.14'",
     ],
     extras_require={
         # Training, LASER3 transformers, GPUs, --runtime torch, --quantize fp16 (laser.optional).

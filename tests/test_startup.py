@@ -67,11 +67,11 @@ def test_missing_input_is_reported_without_importing_torch(tmp_path):
     assert not (tmp_path / "out.npy").exists()
 
 
-def test_directory_input_is_reported_without_importing_torch(tmp_path):
+def test_empty_directory_input_is_reported_without_importing_torch(tmp_path):
     done = run_cli("embed", str(tmp_path), "-o", str(tmp_path / "out.npy"), "--lang", "fr",
                    "--quantize", "int8")
     assert done.returncode == 1
-    assert done.stderr.strip() == f"laser: error: {tmp_path}: is a directory, not a text file"
+    assert done.stderr.strip() == f"laser: error: {tmp_path}: no files in this directory"
     assert done.stdout.strip() == "[]"
 
 

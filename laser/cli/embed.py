@@ -46,6 +46,9 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
           distributed, model):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
+    INPUT may also be a directory, a quoted glob or @LIST (a file of paths, one a line): the
+    lines of its files in order. Files compressed with gzip, xz, zstd or bzip2 are read as such.
+
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Optional
 
 import click
@@ -45,9 +44,14 @@ def knn() -> None:
 @ray_options
 def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, distributed,
           model):
-    """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang."""
+    """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang.
+
+    INPUT may be several files, their rows (lines) one after another: a directory, a quoted
+    glob or @LIST (a file of paths, one a line); text files may be compressed.
+    """
     from ..io.atomic import check_output_path
     from ..io.sidecar import check_sidecar_replaceable
+    from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
@@ -66,8 +70,8 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
             index = build_index(vectors, factory, metric, train_size, progress=not quiet)
     origin = inputs.origin(encoder)
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
-                     model=origin.sha256, source=os.path.abspath(source),
-                     text=os.path.abspath(source) if lang else None, model_name=origin.model,
+                     model=origin.sha256, source=absolute_spec(source),
+                     text=absolute_spec(source) if lang else None, model_name=origin.model,
                      model_space=origin.space)
     save_index(index, meta, output)
     if not quiet:
@@ -184,6 +188,7 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, model):
     from ..apps.graph import knn_graph, save_graph
     from ..io.atomic import check_output_path
     from ..io.sidecar import check_sidecar_replaceable
+    from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
@@ -197,7 +202,7 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, model):
         result = knn_graph(Vectors(matrix, name=name), k, approximate, progress=not quiet)
     save_graph(result, output, dict(
         rows=result.shape[0], k=k, edges=int(result.nnz), metric="cosine",
-        search=approximate.factory if approximate else "exact", source=os.path.abspath(source),
+        search=approximate.factory if approximate else "exact", source=absolute_spec(source),
         model=origin.sha256, model_name=origin.model, model_space=origin.space))
     if not quiet:
         click.echo(f"wrote the {k}-NN graph of {result.shape[0]} rows ({result.nnz} edges) to "

@@ -10,6 +10,7 @@ from ..mining.margins import MARGINS
 from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
+from ..mining.unify import UNIFY_KEYS
 from .common import examples, main, model_options, side_loaders
 from .options import approximate_options, bitext_inputs, lid_model_option, ray_options
 
@@ -39,21 +40,32 @@ def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[st
     return LanguagePair.of(src.lang, trg.lang, lid_model)
 
 
+def _counts(name: str, corpus) -> str:
+    """`NAME: L lines[ in F files], S sentences searched`."""
+    files = f" in {len(corpus.files)} files" if len(corpus.files) > 1 else ""
+    return f"{name}: {corpus.lines} lines{files}, {corpus.sentences} sentences searched"
+
+
+def _work_dir(distributed, output: str):
+    """Where temporary files go: --work-dir with --ray, else beside the output."""
+    from ..search.inputs import work_dir
+    return (distributed and distributed.work_dir) or work_dir(output)
+
+
 def _ray_search(distributed, options, output: str):
     """Both neighbourhoods found on Ray with --ray (None: in this process)."""
     if not distributed:
         return None
     from ..distributed.knn import ray_neighbourhoods
-    from ..search.inputs import work_dir
     return ray_neighbourhoods(distributed, options.k, options.approximate,
-                              distributed.work_dir or work_dir(output))
+                              _work_dir(distributed, output))
 
 
 @main.command("mine", epilog=examples(
     "laser mine de.txt en.txt --src-lang de --trg-lang en -o mined.tsv --threshold 1.04",
     "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy -o mined.tsv",
-    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy "
-    "--index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
+    "laser mine 'crawl/de/*.txt.gz' @en-shards.list --src-lang de --trg-lang en --unify "
+    "--provenance --index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
 @bitext_inputs
 @click.option("--mode", type=click.Choice(MODES), default="mine", show_default=True,
               help="search: best target of each source line; score: margin of line i with line "
@@ -68,12 +80,22 @@ def _ray_search(distributed, options, output: str):
 @click.option("--threshold", type=float, default=0.0, show_default=True,
               help="Keep pairs scoring above this (--retrieval max only, as officially). "
                    "docs/search-and-mining.md gives calibrated values per model.")
-@click.option("--unify", is_flag=True, help="Merge identical lines before searching.")
+@click.option("--unify", is_flag=True,
+              help="Merge duplicate lines (over all files of a side) before searching; in "
+                   "bounded memory, spilling to files beside the output (or in --work-dir).")
+@click.option("--unify-by", type=click.Choice(UNIFY_KEYS), default="line", show_default=True,
+              help="With --unify, what makes lines duplicates. line: identical text, as the "
+                   "official tool; normalized: identical once lower-cased, digits as 0 and "
+                   "typographic punctuation and control characters removed (CCNet, stopes).")
 @click.option("--output", "-o", required=True, help="Output file ('-': standard output).")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="tsv",
               show_default=True,
               help="tsv: as the official tool; ids: score and 0-based line numbers; "
                    "jsonl: records.")
+@click.option("--provenance", is_flag=True,
+              help="Add each pair's source file and line and target file and line (1-based) to "
+                   "the output: four more columns, or src_file, src_file_line, trg_file and "
+                   "trg_file_line in JSON lines.")
 @click.option("--candidates", is_flag=True,
               help="Write every one of the k candidates of each sentence with its score (both "
                    "directions unless fwd/bwd), not only the retrieved pairs.")
@@ -91,10 +113,14 @@ def _ray_search(distributed, options, output: str):
 @lid_model_option
 @model_options
 @ray_options
-def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output, output_format,
-                 candidates, approximate, legacy_line_map, encoding, gpu, verbose, lid_filter,
-                 lid_model, distributed, model):
+def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
+                 output_format, provenance, candidates, approximate, legacy_line_map, encoding,
+                 gpu, verbose, lid_filter, lid_model, distributed, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
+
+    SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
+    (a file of paths, one a line); files may be compressed (.gz, .xz, .zst, .bz2). The lines of
+    a side's files are its lines, in order; so are the rows of several embedding files.
 
     The output is the same bytes whatever the number of threads (OMP_NUM_THREADS and the
     like): every similarity is re-scored in one fixed order. With --index, which candidates
@@ -106,13 +132,17 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     from ..mining.mine import MineOptions, mine
     from ..mining.output import write_pairs
     from ..mining.summary import ScoreSummary
+    from ..mining.unify import UnifyOptions
     from ..search.inputs import work_dir
     _check_options(mode, retrieval, threshold, candidates, encoding)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
     check_output_path(output)
-    src_corpus = scan_corpus(src.text, unify, legacy_line_map)
-    trg_corpus = scan_corpus(trg.text, unify, legacy_line_map)
+    if unify_by != "line" and not unify:
+        raise LaserError("--unify-by goes with --unify")
+    unify_options = UnifyOptions(unify_by)
+    src_corpus, trg_corpus = (scan_corpus(side.text, unify, legacy_line_map, unify_options,
+                                          _work_dir(distributed, output)) for side in (src, trg))
     encoders = side_loaders(model, src, trg)
     if verbose:
         for side, encoder in zip((src, trg), encoders):
@@ -123,11 +153,10 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, output,
     if languages:
         from ..mining.language_filter import language_filtered
         pairs, wrong_language = language_filtered(pairs, src_corpus, trg_corpus, languages)
-    write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode)
+    write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode, provenance)
     if verbose:
-        click.echo(f" - {src.text}: {src_corpus.lines} lines, {src_corpus.sentences} sentences "
-                   f"searched; {trg.text}: {trg_corpus.lines} lines, {trg_corpus.sentences} "
-                   "sentences searched", err=True)
+        click.echo(f" - {_counts(src.text, src_corpus)}; {_counts(trg.text, trg_corpus)}",
+                   err=True)
         if languages:
             click.echo(f" - dropped {wrong_language} pairs whose source or target is identified "
                        "as another language (--lid-filter)", err=True)

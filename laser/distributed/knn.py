@@ -38,7 +38,7 @@ class SharedVectors:
     def of(cls, vectors: Vectors) -> "SharedVectors":
         matrix = vectors.matrix
         if not isinstance(matrix, np.memmap) or matrix.filename is None:
-            raise LaserError(f"{vectors.name}: --ray reads embeddings from a file every node sees")
+            raise LaserError(f"{vectors.name}: --ray reads embeddings from one file every node sees")
         return cls(os.path.abspath(matrix.filename), matrix.dtype.str, matrix.shape,
                    matrix.offset, vectors.name, vectors.rows, vectors.normalize)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
-from ..io.text import is_regular_file
+from ..io.sources import is_plain_file
 
 READ_BLOCK = 1 << 24
 NEWLINE = 10
@@ -97,9 +97,9 @@ def plan_shards(path: str, shard_lines: int) -> list[Shard]:
     streamed pass."""
     if shard_lines < 1:
         raise LaserError("--shard-lines must be at least 1")
-    if not is_regular_file(path):
-        raise LaserError(f"{path}: a distributed job reads a regular file (not stdin or a pipe) "
-                         "that every node can see")
+    if not is_plain_file(path):
+        raise LaserError(f"{path}: a distributed job reads one uncompressed regular file (not "
+                         "stdin, a pipe, a directory, a glob or @LIST) that every node can see")
     planner = _Planner(shard_lines)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(READ_BLOCK), b""):

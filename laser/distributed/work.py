@@ -13,7 +13,8 @@ import numpy as np
 from .. import __version__
 from ..errors import LaserError
 from ..io.embeddings import EmbeddingWriter
-from ..io.text import batched, decode_lines
+from ..io.sources import decode_lines
+from ..io.text import batched
 from ..models.files import ModelFiles
 from .shards import Shard, read_shard
 

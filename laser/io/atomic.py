@@ -49,7 +49,7 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
-def _exit_cleanly_on_signals() -> None:
+def exit_cleanly_on_signals() -> None:
     """Turn SIGTERM/SIGHUP into an exception (where no one else handles them), so `finally`
     blocks run; only the main thread may install handlers."""
     if threading.current_thread() is not threading.main_thread():
@@ -192,7 +192,7 @@ def _keep_access(temp: str | os.PathLike, target: Path) -> None:
 
 
 @contextmanager
-def _write_errors(path: str | os.PathLike) -> Iterator[None]:
+def write_errors(path: str | os.PathLike) -> Iterator[None]:
     """A failed write of the output itself (full disk, /dev/full) as one line naming it."""
     try:
         yield
@@ -221,7 +221,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     file (or the symlink's target), or copied into a stream (binary formats may seek back, so a
     stream's bytes are staged in the system's temp directory first)."""
     check_output_path(path)
-    _exit_cleanly_on_signals()
+    exit_cleanly_on_signals()
     stream = is_stream(path)
     target = replaced_file(path)
     if stream:  # staged in the system's temp directory, never renamed
@@ -230,7 +230,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     else:
         tmp = new_temp_file(target)
     try:
-        with _write_errors(path):
+        with write_errors(path):
             yield tmp
             if stream:
                 with open(tmp, "rb") as staged, _open_stream(path) as out:
@@ -252,7 +252,7 @@ def atomic_text_output(path: str | os.PathLike) -> Iterator[TextIO]:
         return
     if is_stream(path):
         check_output_path(path)
-        with _write_errors(path), open(path, "w", encoding="utf-8", newline="\n") as f:
+        with write_errors(path), open(path, "w", encoding="utf-8", newline="\n") as f:
             yield f
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:

@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import LaserError
 from . import npy
 from .atomic import atomic_path, replace_atomically
-from .sidecar import read_sidecar
+from .sidecar import SUFFIX as SIDECAR, read_sidecar
+from .sources import expand
 
 FORMATS = ("npy", "raw")
 
@@ -65,12 +66,26 @@ def save_array(path: str | os.PathLike, array: np.ndarray) -> None:
     replace_atomically(path, write)
 
 
-def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
-                    fp16: bool = False) -> np.ndarray:
+def open_embeddings(spec: str | os.PathLike, dim: Optional[int] = None,
+                    fp16: bool = False) -> np.ndarray | StackedRows:
     """Memory-map an embedding matrix: `.npy` (shape from its header) or the raw LASER layout
-    (dimension and float16 from `dim`/`fp16`, else from the provenance sidecar). A damaged file
-    (cut short, a broken header) or sidecar (not JSON) is one LaserError naming it."""
-    path = Path(path)
+    (dimension and float16 from `dim`/`fp16`, else from the provenance sidecar). A directory,
+    glob or @LIST of such files (their sidecars left out) is their rows one after another. A
+    damaged file (cut short, a broken header) or sidecar (not JSON) is one LaserError naming it."""
+    paths = _embedding_files(str(spec))
+    if len(paths) == 1:
+        return _open_matrix(Path(paths[0]), dim, fp16)
+    return StackedRows([_open_matrix(Path(path), dim, fp16) for path in paths], paths)
+
+
+def _embedding_files(spec: str) -> list[str]:
+    paths = expand(spec)
+    listed = set(paths)
+    return [path for path in paths
+            if not (path.endswith(SIDECAR) and path[:-len(SIDECAR)] in listed)]
+
+
+def _open_matrix(path: Path, dim: Optional[int], fp16: bool) -> np.ndarray:
     if not path.is_file():
         raise LaserError(f"{path}: no such embedding file")
     sidecar = read_sidecar(path)
@@ -87,6 +102,61 @@ def open_embeddings(path: str | os.PathLike, dim: Optional[int] = None,
     if size == 0:
         return np.zeros((0, dim), dtype=dtype)
     return np.memmap(path, dtype=dtype, mode="r", shape=(size // row_bytes, dim))
+
+
+class StackedRows:
+    """The rows of several embedding matrices one after another, read like one matrix: by
+    slices and by lists of rows (each part stays memory-mapped)."""
+
+    ndim = 2
+
+    def __init__(self, parts: list[np.ndarray], names: list[str]):
+        dims = {part.shape[1] for part in parts}
+        if len(dims) > 1:
+            found = ", ".join(f"{name}: {part.shape[1]}" for name, part in zip(names, parts))
+            raise LaserError(f"embedding files of different dimensions ({found})")
+        self.parts = parts
+        self.starts = np.cumsum([0] + [part.shape[0] for part in parts])
+        self.shape = (int(self.starts[-1]), parts[0].shape[1])
+        self.dtype = np.result_type(*(part.dtype for part in parts))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key) -> np.ndarray:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step == 1:
+                return self._range(start, max(start, stop))
+            key = np.arange(start, stop, step)
+        return self._rows(np.asarray(key))
+
+    def _range(self, start: int, stop: int) -> np.ndarray:
+        """Rows start..stop, from the parts they lie in only."""
+        out = np.empty((stop - start, self.shape[1]), dtype=self.dtype)
+        first = int(np.searchsorted(self.starts, start, side="right")) - 1
+        for index in range(max(first, 0), len(self.parts)):
+            begin = int(self.starts[index])
+            if begin >= stop:
+                break
+            low, high = max(start, begin), min(stop, int(self.starts[index + 1]))
+            out[low - start:high - start] = self.parts[index][low - begin:high - begin]
+        return out
+
+    def _rows(self, rows: np.ndarray) -> np.ndarray:
+        """The rows at `rows`, grouped by the part they lie in."""
+        out = np.empty((len(rows), self.shape[1]), dtype=self.dtype)
+        part_of = np.searchsorted(self.starts, rows, side="right") - 1
+        order = np.argsort(part_of, kind="stable")
+        bounds = np.searchsorted(part_of[order], np.arange(len(self.parts) + 1))
+        for index in np.flatnonzero(np.diff(bounds)).tolist():
+            chosen = order[bounds[index]:bounds[index + 1]]
+            out[chosen] = self.parts[index][rows[chosen] - self.starts[index]]
+        return out
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        rows = self._range(0, len(self))
+        return rows if dtype is None else rows.astype(dtype)
 
 
 def _open_npy(path: Path, dim: Optional[int]) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..errors import LaserError
 from .atomic import atomic_text_output, check_replaceable, takes_sidecar
+from .sources import expand
 
 SUFFIX = ".json"
 
@@ -57,6 +58,15 @@ def read_sidecar(path: str | os.PathLike) -> dict:
 def damaged(name: str, what: str) -> LaserError:
     return LaserError(f"{name}: damaged sidecar, {what}; repair it, or delete it to go on "
                       "without its record")
+
+
+def shared_sidecar(spec: str) -> dict:
+    """The sidecar of an input's embeddings: its file's, or for a directory, glob or @LIST of
+    files the first one's when all of them record the same model (else empty)."""
+    paths = [path for path in expand(spec) if not path.endswith(SUFFIX)]
+    records = [read_sidecar(path) for path in paths]
+    models = {record.get("model_sha256") for record in records}
+    return records[0] if records and len(models) == 1 else {}
 
 
 def embeddings_model(path: str) -> Optional[str]:

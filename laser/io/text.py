@@ -2,57 +2,21 @@
 from __future__ import annotations
 
 import os
-import stat
-import sys
-from contextlib import contextmanager
-from typing import BinaryIO, Iterable, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
-from ..errors import LaserError, located
-
-STDIN = "-"
+from .sources import STDIN, check_sources, count_file_lines, expand, spec_lines
 
 
-@contextmanager
-def _open_binary(path: str) -> Iterator[BinaryIO]:
-    if path == STDIN:
-        yield sys.stdin.buffer
-        return
-    try:
-        with open(path, "rb") as f:
-            yield f
-    except FileNotFoundError:
-        raise LaserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise LaserError(f"{path}: is a directory, not a text file") from None
-    except PermissionError:
-        raise LaserError(f"{path}: permission denied") from None
-
-
-def read_lines(path: str) -> Iterator[str]:
-    """Yield the lines of a UTF-8 file (or stdin for '-') without their '\\n'.
+def read_lines(spec: str) -> Iterator[str]:
+    """Yield the lines of a UTF-8 input without their '\\n': a file (or stdin for '-'), or the
+    files of a directory, a glob or @LIST in order, each plain or compressed (`laser.io.sources`).
 
     Lines are split on '\\n' only, as the official tools split them; a final line without a
     newline is still a line. Invalid UTF-8 and NUL bytes are errors naming file and line.
     """
-    name = "<stdin>" if path == STDIN else path
-    with _open_binary(path) as f:
-        yield from decode_lines(name, f, 1)
-
-
-def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int) -> Iterator[str]:
-    """Raw lines (numbered from `first_number`) as text without their '\\n'; NUL bytes and
-    invalid UTF-8 are errors naming file and line."""
-    for number, raw in enumerate(raw_lines, first_number):
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        if b"\x00" in raw:
-            raise located(name, number, "contains a NUL byte; is this a text file?")
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+    return spec_lines(spec)
 
 
 def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:
@@ -67,38 +31,24 @@ def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def check_input(path: str) -> None:
-    """Refuse a missing, unreadable or directory input before any work (pipes and FIFOs are fine)."""
-    if path == STDIN:
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise LaserError(f"{path}: no such file") from None
-    except PermissionError:
-        raise LaserError(f"{path}: permission denied") from None
-    if stat.S_ISDIR(mode):
-        raise LaserError(f"{path}: is a directory, not a text file")
-    if not os.access(path, os.R_OK):
-        raise LaserError(f"{path}: permission denied")
+def check_input(spec: str) -> None:
+    """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
+    @LIST) before any work; pipes and FIFOs are fine."""
+    check_sources(spec)
 
 
-def is_regular_file(path: str) -> bool:
-    """A file that can be read twice (not stdin, a pipe or a FIFO)."""
-    return path != STDIN and os.path.isfile(path)
+def is_regular_file(spec: str) -> bool:
+    """An input that can be read twice: regular files only (not stdin, a pipe or a FIFO)."""
+    return all(path != STDIN and os.path.isfile(path) for path in expand(spec))
 
 
-def count_lines(path: str) -> Optional[int]:
-    """Lines as `read_lines` splits them (a final line without newline counts), read in blocks;
-    None for stdin, pipes and FIFOs, which cannot be read twice."""
-    if not is_regular_file(path):
+def count_lines(spec: str) -> Optional[int]:
+    """Lines as `read_lines` splits them (a final line without newline counts), read in blocks
+    (compressed files decompressed); None for stdin, pipes and FIFOs, which cannot be read
+    twice."""
+    if not is_regular_file(spec):
         return None
-    count, last = 0, b"\n"
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 24), b""):
-            count += block.count(b"\n")
-            last = block[-1:]
-    return count + (last != b"\n")
+    return sum(count_file_lines(path) for path in expand(spec))
 
 
 def line_texts(path: str, lines: np.ndarray) -> dict[int, str]:

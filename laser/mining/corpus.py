@@ -1,23 +1,30 @@
-"""A sentence file as the miner sees it: its lines, and with --unify its distinct sentences."""
+"""A side of a bitext as the miner sees it: the lines of its files, and with --unify its distinct
+sentences."""
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
 
 import numpy as np
 
 from ..errors import LaserError
-from ..io.text import STDIN, read_lines
+from ..io.sources import STDIN, check_sources, located_lines
 from ..search.vectors import Vectors
+from .unify import UnifyOptions, unify_lines
+
 
 @dataclass
 class Corpus:
-    """A sentence file read once: the distinct sentence of each line (all, unless unified)."""
+    """A side read once: the distinct sentence of each line (all, unless unified); `path` is
+    the side as given (a file, directory, glob or @LIST), `files` its files that have lines, in
+    order, and `file_starts` the first line of each."""
 
     path: str
     line_sentence: np.ndarray
     first_line: np.ndarray
     embedding_row: np.ndarray
+    files: tuple[str, ...] = ()
+    file_starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
 
     @property
     def lines(self) -> int:
@@ -27,9 +34,19 @@ class Corpus:
     def sentences(self) -> int:
         return len(self.first_line)
 
+    def locate(self, lines: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """The file of each (0-based) line of the side, and its 1-based line number there."""
+        files = self.files or (self.path,)
+        index = np.searchsorted(self.file_starts, lines, side="right") - 1
+        return [files[i] for i in index.tolist()], lines - self.file_starts[index] + 1
 
-def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False) -> Corpus:
-    """Count the lines of `path` (streamed); with `unify`, merge identical lines into one sentence.
+
+def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
+                unify_options: UnifyOptions = UnifyOptions(),
+                workdir: Optional[str] = None) -> Corpus:
+    """Count the lines of a side (streamed); with `unify`, merge its duplicate lines (identical,
+    or alike once normalised: `unify_options`) into one sentence, in bounded memory (spilling to
+    `workdir`).
 
     A merged sentence keeps the embedding of its last occurrence, as the official tool does;
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
@@ -37,32 +54,35 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False) -
     """
     if path == STDIN:
         raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
-    digests = bytearray()
-    lines = 0
-    for line in read_lines(path):
-        lines += 1
-        if unify or legacy_line_map:
-            digests += hashlib.blake2b(line.encode("utf-8"), digest_size=16).digest()
-    if lines == 0:
+    check_sources(path)
+    files: list[str] = []
+    starts: list[int] = []
+    lines = _noting_files(path, files, starts)
+    unified = None
+    if unify or legacy_line_map:
+        unified = unify_lines(lines, unify_options if unify else UnifyOptions(), workdir)
+        total = len(unified.line_sentence)
+    else:
+        total = sum(1 for _ in lines)
+    if total == 0:
         raise LaserError(f"{path}: empty corpus")
-    every = np.arange(lines)
-    if not digests:
-        return Corpus(path, every, every, every)
-    first, line_sentence = _first_occurrences(np.frombuffer(bytes(digests), dtype="S16"))
+    every = np.arange(total)
+    where = dict(files=tuple(files), file_starts=np.array(starts, dtype=np.int64))
+    if unified is None:
+        return Corpus(path, every, every, every, **where)
     if not unify:
-        return Corpus(path, line_sentence, every, every)
-    last = np.zeros(len(first), dtype=np.int64)
-    np.maximum.at(last, line_sentence, every)
-    return Corpus(path, line_sentence, first, last)
+        return Corpus(path, unified.line_sentence, every, every, **where)
+    return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line, **where)
 
 
-def _first_occurrences(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys numbered by first appearance: their first positions, and each key's number."""
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    by_appearance = np.argsort(first)
-    rank = np.empty_like(by_appearance)
-    rank[by_appearance] = np.arange(len(first))
-    return first[by_appearance], rank[inverse.ravel()]
+def _noting_files(spec: str, files: list[str], starts: list[int]) -> Iterator[str]:
+    """The lines of `spec`; each file with lines is appended to `files` as it starts, and the
+    number of its first line (over the side) to `starts`."""
+    for index, (path, number, text) in enumerate(located_lines(spec)):
+        if number == 1:
+            files.append(path)
+            starts.append(index)
+        yield text
 
 
 def corpus_vectors(corpus: Corpus, embeddings: np.ndarray, name: str) -> Vectors:

@@ -169,9 +169,10 @@ def check_same_space(a: Origin, b: Origin) -> None:
 
 
 def embeddings_origin(path: str) -> Origin:
-    """The origin recorded in the provenance sidecar of an embeddings file (unknown without)."""
-    from ..io.sidecar import read_sidecar
-    return Origin.of_record(path, read_sidecar(path))
+    """The origin recorded in the provenance sidecar of an embeddings file, or the one the files
+    of a directory, glob or @LIST share (unknown without)."""
+    from ..io.sidecar import shared_sidecar
+    return Origin.of_record(path, shared_sidecar(path))
 
 
 class OneSpace:

@@ -9,7 +9,8 @@ import pytest
 from laser.distributed import shards
 from laser.distributed.shards import Manifest, plan_shards, read_shard
 from laser.errors import LaserError
-from laser.io.text import decode_lines, read_lines
+from laser.io.sources import decode_lines
+from laser.io.text import read_lines
 
 CONTENTS = [b"", b"a", b"a\n", b"a\nb", b"one\n\n\ntwo\nthree\n\nfour", "\u00e9t\u00e9\nxyz\n".encode() * 7]
 

@@ -1,0 +1,248 @@
+"""Text inputs as users have them: one file, a directory, a quoted glob or @LIST (a file of
+paths, one a line), each file plain or compressed (gzip, xz, zstd, bzip2: told by its magic
+bytes), read as one stream of lines in order across the files."""
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import lzma
+import os
+import stat
+import sys
+from contextlib import contextmanager
+from typing import BinaryIO, Iterable, Iterator, Optional
+
+from ..errors import LaserError, located
+
+STDIN = "-"
+GLOB_CHARACTERS = frozenset("*?[")
+# Magic bytes of each compression; bzip2's "BZh" is followed by the block size (1-9) and the
+# magic of a first block or of the end of an empty stream, so that text beginning "BZh" is text.
+MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+BZIP2_BLOCKS = (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
+SUFFIXES = {".gz": "gzip", ".xz": "xz", ".zst": "zstd", ".bz2": "bzip2"}
+HEAD_BYTES = 10
+# What a corrupt or truncated stream raises as it is read (zstd's ZstdError is an Exception of
+# its own, added when a .zst file is opened).
+STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
+
+
+def expand(spec: str) -> list[str]:
+    """The files of one input, in order: `spec` itself (a file, '-' for stdin), the files under
+    a directory (recursively, by path, hidden files and folders left out), the matches of a
+    glob (by name) or the paths listed in @LIST (one a line, as written; blank lines skipped).
+    An existing file named like a glob or @LIST is that file."""
+    if spec == STDIN:
+        return [STDIN]
+    if os.path.isdir(spec):
+        return _directory_files(spec)
+    if os.path.lexists(spec):
+        return [spec]
+    if spec.startswith("@") and len(spec) > 1:
+        return _listed_files(spec[1:])
+    if GLOB_CHARACTERS & set(spec):
+        matches = sorted(path for path in glob.glob(spec, recursive=True)
+                         if not os.path.isdir(path))
+        if not matches:
+            raise LaserError(f"{spec}: no file matches")
+        return matches
+    return [spec]
+
+
+def _directory_files(directory: str) -> list[str]:
+    found = []
+    for root, folders, files in os.walk(directory):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        found += [os.path.join(root, name) for name in files if not name.startswith(".")]
+    found.sort(key=lambda path: os.path.relpath(path, directory).split(os.sep))
+    if not found:
+        raise LaserError(f"{directory}: no files in this directory")
+    return found
+
+
+def _listed_files(list_path: str) -> list[str]:
+    with _opened(list_path) as raw:
+        paths = [path.rstrip("\r") for path in decode_lines(list_path, raw, 1)]
+    paths = [path for path in paths if path.strip()]
+    if not paths:
+        raise LaserError(f"{list_path}: lists no files")
+    return paths
+
+
+def absolute_spec(spec: str) -> str:
+    """`spec` as it reads from any directory: its path (or @LIST's) made absolute (the paths in
+    a list stay as written)."""
+    if spec == STDIN or os.path.lexists(spec) or not spec.startswith("@"):
+        return spec if spec == STDIN else os.path.abspath(spec)
+    return "@" + os.path.abspath(spec[1:])
+
+
+def check_sources(spec: str) -> list[str]:
+    """The files of `spec`, each refused before any work when missing, unreadable or a
+    directory (pipes and FIFOs are fine)."""
+    paths = expand(spec)
+    for path in paths:
+        _check_file(path)
+    return paths
+
+
+def _check_file(path: str) -> None:
+    if path == STDIN:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise LaserError(f"{path}: no such file") from None
+    except PermissionError:
+        raise LaserError(f"{path}: permission denied") from None
+    if stat.S_ISDIR(mode):
+        raise LaserError(f"{path}: is a directory, not a text file")
+    if not os.access(path, os.R_OK):
+        raise LaserError(f"{path}: permission denied")
+
+
+def display_name(path: str) -> str:
+    return "<stdin>" if path == STDIN else path
+
+
+@contextmanager
+def _opened(path: str) -> Iterator[BinaryIO]:
+    """The raw bytes of a file, or of stdin for '-'."""
+    if path == STDIN:
+        yield sys.stdin.buffer
+        return
+    try:
+        with open(path, "rb") as f:
+            yield f
+    except FileNotFoundError:
+        raise LaserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise LaserError(f"{path}: is a directory, not a text file") from None
+    except PermissionError:
+        raise LaserError(f"{path}: permission denied") from None
+
+
+def _head(raw: BinaryIO) -> bytes:
+    """The first bytes of a stream, left unread (buffered streams peek; files seek back)."""
+    if raw.seekable():
+        head = raw.read(HEAD_BYTES)
+        raw.seek(0)
+        return head
+    return raw.peek(HEAD_BYTES)[:HEAD_BYTES] if hasattr(raw, "peek") else b""
+
+
+def compression_of(path: str, head: bytes) -> Optional[str]:
+    """The compression whose magic bytes start `head` (None: plain text); a file named .gz,
+    .xz, .zst or .bz2 that has none is refused as corrupt."""
+    found = next((kind for magic, kind in MAGIC if head.startswith(magic)), None)
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] in BZIP2_BLOCKS:
+        found = "bzip2"
+    expected = SUFFIXES.get(os.path.splitext(path)[1].lower())
+    if found is None and expected and head:
+        raise LaserError(f"{path}: not a valid {expected} stream (corrupt, or misnamed)")
+    return found
+
+
+@contextmanager
+def _decompressing(path: str) -> Iterator[tuple[BinaryIO, Optional[str]]]:
+    """The bytes of a file decompressed as its magic bytes say, and the compression (or None)."""
+    with _opened(path) as raw:
+        kind = compression_of(display_name(path), _head(raw))
+        yield _decompressed(raw, kind), kind
+
+
+def _decompressed(raw: BinaryIO, kind: Optional[str]) -> BinaryIO:
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "xz":
+        return lzma.LZMAFile(raw)
+    if kind == "bzip2":
+        return bz2.BZ2File(raw)
+    if kind == "zstd":
+        return zstd_module().ZstdFile(raw)
+    return raw
+
+
+def zstd_module():
+    """zstd of the standard library (`compression.zstd`, Python 3.14 on), else its backport
+    (the `backports.zstd` package, a dependency before 3.14)."""
+    try:
+        from compression import zstd
+    except ImportError:
+        from backports import zstd
+    return zstd
+
+
+def _stream_errors(kind: Optional[str]) -> tuple[type, ...]:
+    return STREAM_ERRORS + (zstd_module().ZstdError,) if kind == "zstd" else STREAM_ERRORS
+
+
+def file_lines(path: str) -> Iterator[str]:
+    """The lines of one file (or stdin for '-'), decompressed as its magic bytes say, without
+    their '\\n'. Lines are split on '\\n' only (a final line without one is still a line); NUL
+    bytes, invalid UTF-8, a truncated or corrupt stream and a failed read are errors naming
+    the file and line."""
+    name = display_name(path)
+    with _decompressing(path) as (stream, kind):
+        number = 0
+        try:
+            for number, text in enumerate(decode_lines(name, stream, 1), 1):
+                yield text
+        except _stream_errors(kind) as error:
+            what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
+            raise located(name, number + 1, f"{what} ({_reason(error)})") from None
+
+
+def _reason(error: BaseException) -> str:
+    text = getattr(error, "strerror", None) or str(error) or type(error).__name__
+    return text.rstrip(".").lower()
+
+
+def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int) -> Iterator[str]:
+    """Raw lines (numbered from `first_number`) as text without their '\\n'; NUL bytes and
+    invalid UTF-8 are errors naming file and line."""
+    for number, raw in enumerate(raw_lines, first_number):
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if b"\x00" in raw:
+            raise located(name, number, "contains a NUL byte; is this a text file?")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+
+
+def spec_lines(spec: str) -> Iterator[str]:
+    """The lines of every file of `spec` (see `expand`), in order, as one stream."""
+    for path in expand(spec):
+        yield from file_lines(path)
+
+
+def located_lines(spec: str) -> Iterator[tuple[str, int, str]]:
+    """(file, 1-based line number in it, text) of every line of `spec`, in order."""
+    for path in expand(spec):
+        for number, text in enumerate(file_lines(path), 1):
+            yield path, number, text
+
+
+def is_plain_file(path: str) -> bool:
+    """A regular, uncompressed file: one that can be read twice and cut at byte offsets."""
+    if path == STDIN or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return compression_of(path, f.read(HEAD_BYTES)) is None
+
+
+def count_file_lines(path: str) -> int:
+    """The lines of one regular file as `file_lines` splits them, read in blocks."""
+    count, last = 0, b"\n"
+    with _decompressing(path) as (stream, kind):
+        try:
+            for block in iter(lambda: stream.read(1 << 24), b""):
+                count += block.count(b"\n")
+                last = block[-1:]
+        except _stream_errors(kind) as error:
+            raise LaserError(f"{path}: corrupt or truncated {kind} stream "
+                             f"({_reason(error)})") from None
+    return count + (last != b"\n")
