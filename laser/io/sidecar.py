@@ -60,7 +60,7 @@ def damaged(name: str, what: str) -> LaserError:
                       "without its record")
 
 
-def shared_sidecar(spec: str) -> dict:
+def shared_sidecar(spec: str | os.PathLike) -> dict:
     """The sidecar of an input's embeddings: its file's, or for a directory, glob or @LIST of
     files the first one's when all of them record the same model (else empty)."""
     paths = [path for path in expand(spec) if not path.endswith(SUFFIX)]

@@ -28,11 +28,12 @@ HEAD_BYTES = 10
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 
 
-def expand(spec: str) -> list[str]:
+def expand(spec: str | os.PathLike) -> list[str]:
     """The files of one input, in order: `spec` itself (a file, '-' for stdin), the files under
     a directory (recursively, by path, hidden files and folders left out), the matches of a
     glob (by name) or the paths listed in @LIST (one a line, as written; blank lines skipped).
     An existing file named like a glob or @LIST is that file."""
+    spec = os.fspath(spec)
     if spec == STDIN:
         return [STDIN]
     if os.path.isdir(spec):
