@@ -130,7 +130,8 @@ def test_an_index_refuses_queries_of_another_space(home, rows, tmp_path):
     (tmp_path / "de.txt").write_text("\n".join(GERMAN) + "\n", encoding="utf-8")
     ok("embed", tmp_path / "de.txt", "-l", "de", "-o", tmp_path / "de.npy", "-q")
     sidecar = tmp_path / "de.npy.json"
-    sidecar.write_text(json.dumps(dict(json.loads(sidecar.read_text()), model_space="other")))
+    sidecar.write_text(json.dumps(dict(json.loads(sidecar.read_text()), model_space="other",
+                                       model_sha256="0" * 64)))  # another model's vectors
     with pytest.raises(SpaceMismatch, match="space other"):
         index.search(tmp_path / "de.npy")
     with pytest.raises(laser.LaserError, match="the index holds 576-d vectors but the queries "

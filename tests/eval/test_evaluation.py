@@ -298,9 +298,10 @@ def test_cli_xsim_refuses_files_of_two_embedding_spaces(tmp_path):
     assert CliRunner().invoke(main, ["eval", "xsim", *paths[:2]]).exit_code == 0
     result = CliRunner().invoke(main, ["eval", "xsim", *paths])
     assert result.exit_code == 1
-    assert result.stderr.strip().endswith("are not in one embedding space, so their similarities "
-                                          "mean nothing; use models of one space "
-                                          "(docs/search-and-mining.md#embedding-spaces)")
+    assert ("are not in one embedding space, so their similarities mean nothing; use models of "
+            "one space (docs/search-and-mining.md#embedding-spaces); ") in result.stderr
+    assert result.stderr.strip().endswith('declare it in that model.json: '
+                                          '{"name": "c", "space": "laser2"}')
     assert "a.npy (a, space laser2) and " in result.stderr and "c.npy (c, space sha256:" in \
         result.stderr
 
