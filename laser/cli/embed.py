@@ -13,7 +13,6 @@ from .options import ray_options
 
 @main.command(epilog=examples(
     "laser embed <(zcat corpus.de.gz) -o de.npy --lang de --model laser2",
-    "laser embed - -o zh.raw --format raw --fp16 --lang zh < chinese.txt",
     "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max",
     "laser embed mixed.txt -o mixed.npy --lang auto --lang-out mixed.lang"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))

@@ -125,6 +125,8 @@ def line_languages(lines: Sequence[str], lang: str | Sequence[str]) -> Optional[
     None when `lang` is one language for every line."""
     if isinstance(lang, str):
         return identifier().best(lines) if lang == AUTO else None
+    if not isinstance(lang, Sequence):
+        return None  # not a language at all: refused as one
     languages = list(lang)
     if len(languages) != len(lines):
         raise LaserError(f"{len(languages)} languages for {len(lines)} sentences: give one "
