@@ -155,12 +155,6 @@ def choose_model(request: ModelRequest, options: ModelOptions = ModelOptions()) 
     return choose_models(options, [request])[0]
 
 
-def choose_side_models(src: ModelRequest, trg: ModelRequest,
-                       options: ModelOptions = ModelOptions()) -> list[Optional[ModelChoice]]:
-    """The models of the two sides of a bitext (`choose_models`)."""
-    return choose_models(options, [src, trg])
-
-
 def resolve_model(model: Optional[str] = None) -> ModelFiles:
     """The files of `model` (a directory or a name), else of $LASER_MODEL, else of the
     shipped default."""

@@ -13,8 +13,9 @@ import pytest
 import sentencepiece  # noqa: F401
 
 from laser.mining.sentences import mine_sentences, score_sentences
+from laser.models.options import ModelOptions
 from laser.models.registry import CHECKOUT_MODEL_DIR
-from laser.models.resolve import ModelRequest, choose_side_models
+from laser.models.resolve import ModelRequest, choose_models
 from laser.models.spaces import SpaceMismatch
 
 from conftest import LASER3_FIXTURES, install_official, run_laser as run, laser_ok as ok
@@ -31,8 +32,8 @@ def text(tmp_path):
 
 
 def chosen(src_lang, trg_lang, src_model=None, trg_model=None):
-    choices = choose_side_models(ModelRequest(src_model, lang=src_lang),
-                                 ModelRequest(trg_model, lang=trg_lang))
+    choices = choose_models(ModelOptions(), [ModelRequest(src_model, lang=src_lang),
+                                             ModelRequest(trg_model, lang=trg_lang)])
     return [choice.files.encoder.parent.name for choice in choices], [c.note for c in choices]
 
 
