@@ -79,13 +79,11 @@ def absolute_spec(spec: str) -> str:
     return "@" + os.path.abspath(spec[1:])
 
 
-def check_sources(spec: str) -> list[str]:
-    """The files of `spec`, each refused before any work when missing, unreadable or a
-    directory (pipes and FIFOs are fine)."""
-    paths = expand(spec)
-    for path in paths:
+def check_input(spec: str) -> None:
+    """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
+    @LIST) before any work; pipes and FIFOs are fine."""
+    for path in expand(spec):
         _check_file(path)
-    return paths
 
 
 def _check_file(path: str) -> None:
@@ -214,8 +212,13 @@ def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int) -> It
             raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
 
 
-def spec_lines(spec: str) -> Iterator[str]:
-    """The lines of every file of `spec` (see `expand`), in order, as one stream."""
+def read_lines(spec: str) -> Iterator[str]:
+    """Yield the lines of a UTF-8 input without their '\\n': a file (or stdin for '-'), or the
+    files of a directory, a glob or @LIST in order (see `expand`), each plain or compressed.
+
+    Lines are split on '\\n' only, as the official tools split them; a final line without a
+    newline is still a line. Invalid UTF-8 and NUL bytes are errors naming file and line.
+    """
     for path in expand(spec):
         yield from file_lines(path)
 

@@ -6,17 +6,9 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from .sources import STDIN, check_sources, count_file_lines, expand, spec_lines
-
-
-def read_lines(spec: str) -> Iterator[str]:
-    """Yield the lines of a UTF-8 input without their '\\n': a file (or stdin for '-'), or the
-    files of a directory, a glob or @LIST in order, each plain or compressed (`laser.io.sources`).
-
-    Lines are split on '\\n' only, as the official tools split them; a final line without a
-    newline is still a line. Invalid UTF-8 and NUL bytes are errors naming file and line.
-    """
-    return spec_lines(spec)
+# read_lines and check_input live in .sources, which reads every kind of input; sentence files'
+# users import them from here with the rest.
+from .sources import STDIN, check_input, count_file_lines, expand, read_lines  # noqa: F401
 
 
 def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:
@@ -29,12 +21,6 @@ def batched(lines: Iterator[str], size: int) -> Iterator[list[str]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-def check_input(spec: str) -> None:
-    """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
-    @LIST) before any work; pipes and FIFOs are fine."""
-    check_sources(spec)
 
 
 def is_regular_file(spec: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 import numpy as np
 
 from ..errors import LaserError
-from ..io.sources import STDIN, check_sources, located_lines
+from ..io.sources import STDIN, check_input, located_lines
 from ..search.vectors import Vectors
 from .unify import UnifyOptions, unify_lines
 
@@ -54,7 +54,7 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     """
     if path == STDIN:
         raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
-    check_sources(path)
+    check_input(path)
     files: list[str] = []
     starts: list[int] = []
     lines = _noting_files(path, files, starts)

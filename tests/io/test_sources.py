@@ -7,7 +7,7 @@ import os
 import pytest
 
 from laser.errors import LaserError
-from laser.io.sources import check_sources, expand, is_plain_file, located_lines, zstd_module
+from laser.io.sources import check_input, expand, is_plain_file, located_lines, zstd_module
 from laser.io.text import count_lines, read_lines
 
 LINES = [f"line {i} ü" for i in range(3000)]
@@ -101,7 +101,7 @@ def test_bad_inputs_are_refused_before_reading(tmp_path, problem, message):
     (tmp_path / "ok.list").write_text(f"{tmp_path / 'listed-gone.txt'}\n")
     (tmp_path / "bad.xz").write_bytes(b"this is not xz\n")
     with pytest.raises(LaserError, match=message):
-        check_sources(str(spec))
+        check_input(str(spec))
         list(read_lines(str(spec)))
 
 
