@@ -7,6 +7,7 @@ transformer (LASER3)."""
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from dataclasses import replace
 from typing import Optional, Sequence, Union
@@ -28,11 +29,30 @@ from .models.installed import official_model_dir
 from .models.options import DEFAULT_MAX_TOKENS, ModelOptions
 from .models.registry import note_once
 from .models.resolve import ModelChoice, resolve_model
-from .lid.model import line_languages
+from .models.routes import routed_files
+from .models.spaces import model_identity
+from .lid.model import Guess, identifier, line_languages
+from .text.languages import AUTO
 
 
 class TruncationWarning(UserWarning):
     """Sentences longer than max_length subword tokens (BPE or SentencePiece) were cut."""
+
+
+class Prepared(list):
+    """What `Encoder.prepare` makes of sentences: their id sequences (this list, one per
+    sentence), the encoder that embeds each (`encoders`: the official LASER3 encoder of its
+    language where one of the same space is installed, else the one that prepared it), each
+    sentence's language when they are known one by one (`languages`), and with `auto` the
+    identified guesses (`guesses`: as `laser lid` prints them)."""
+
+    def __init__(self, ids: list[list[int]], encoders: list[Encoder],
+                 languages: Optional[list[str]] = None,
+                 guesses: Optional[list[list[Guess]]] = None):
+        super().__init__(ids)
+        self.encoders = encoders
+        self.languages = languages
+        self.guesses = guesses
 
 
 class Encoder:
@@ -63,6 +83,12 @@ class Encoder:
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
         self.max_length = max_length
+        # how the encoders of routed lines run (`route`): as this one
+        self.running_options = dict(device=device, max_tokens=max_tokens, max_sentences=max_sentences,
+                            max_length=max_length, bpe_backend=bpe_backend, quantize=quantize,
+                            runtime=runtime)
+        self._routes: dict[str, Optional[Encoder]] = {}  # None: this one (no cycle)
+        self._routes_lock = threading.Lock()
 
     @classmethod
     def load(cls, model: Optional[str] = None, lang: Optional[str] = None,
@@ -89,6 +115,11 @@ class Encoder:
             return self.model.runtime
         import torch
         return f"torch {torch.__version__}"
+
+    @functools.cached_property
+    def name(self) -> str:
+        """The model's name (laser.models.spaces), as sidecars record it."""
+        return model_identity(self.files).name
 
     @property
     def family(self) -> str:
@@ -121,12 +152,25 @@ class Encoder:
         return self._truncate(sequences) if self.max_length is not None else sequences
 
     def encode_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
-        """Embed id sequences (as `token_ids` makes them), batched by length, rows in input
-        order."""
+        """Embed id sequences (as `token_ids` or `prepare` make them), batched by length, rows
+        in input order; those `prepare` routed to another encoder, by it."""
+        if isinstance(sequences, Prepared) and any(e is not self for e in sequences.encoders):
+            return self._encode_routed(sequences)
         if isinstance(self.model, OnnxEncoder):
             return self.model.embed(sequences, self.max_tokens, self.max_sentences)
         return embed_sequences(self.model, sequences, self.device, self.max_tokens,
                                self.max_sentences)
+
+    def _encode_routed(self, prepared: Prepared) -> np.ndarray:
+        """The rows of prepared sentences, each group embedded by its encoder."""
+        rows = np.empty((len(prepared), self.dim), dtype=np.float32)
+        groups: dict[int, list[int]] = {}
+        for index, encoder in enumerate(prepared.encoders):
+            groups.setdefault(id(encoder), []).append(index)
+        for indices in groups.values():
+            encoder = prepared.encoders[indices[0]]
+            rows[indices] = encoder.encode_ids([prepared[index] for index in indices])
+        return rows
 
     @property
     def parallel_batches(self) -> int:
@@ -153,22 +197,47 @@ class Encoder:
             return self.model
         return torch_batch_runner(self.model, self.device)
 
-    def prepare(self, sentences: Sequence[str],
-                lang: Union[str, Sequence[str]]) -> list[list[int]]:
+    def prepare(self, sentences: Sequence[str], lang: Union[str, Sequence[str]]) -> Prepared:
         """Raw sentences to the id sequences the network reads (the whole preprocessing: text
         stage, subwords, ids); `encode_ids` embeds them. `lang`: the sentences' language,
         `auto` (each sentence's language identified: `laser.lid`) or one language per sentence;
-        each sentence is preprocessed as its language."""
+        each sentence is preprocessed as its language and, with languages known one by one,
+        by the encoder that embeds it (`route`)."""
         sentences = _sentence_list(sentences)
-        languages = line_languages(sentences, lang)
+        guesses = identifier().identify(sentences) if lang == AUTO else None
+        languages = ([line[0].code for line in guesses] if guesses is not None
+                     else line_languages(sentences, lang))
         if languages is None:
-            return self._prepare_one_language(sentences, lang)
+            return Prepared(self._prepare_one_language(sentences, lang), [self] * len(sentences))
         ids: list[list[int]] = [[] for _ in sentences]
+        encoders: list[Encoder] = [self] * len(sentences)
         for code, indices in _indices_by_language(languages).items():
-            prepared = self._prepare_one_language([sentences[i] for i in indices], code)
+            encoder = self.route(code)
+            prepared = encoder._prepare_one_language([sentences[i] for i in indices], code)
             for index, sequence in zip(indices, prepared):
-                ids[index] = sequence
-        return ids
+                ids[index], encoders[index] = sequence, encoder
+        return Prepared(ids, encoders, languages, guesses)
+
+    def route(self, lang: str) -> Encoder:
+        """The encoder of sentences known to be in `lang`: the installed official LASER3 encoder
+        of `lang` when it shares this model's space (loaded once, run as this one), else this
+        one (`laser.models.routes`)."""
+        if not isinstance(lang, str):
+            return self  # not a language: `_prepare_one_language` refuses it
+        with self._routes_lock:
+            if lang not in self._routes:
+                files = routed_files(lang, self.files)
+                self._routes[lang] = files and self._routed_encoder(files)
+            return self._routes[lang] or self
+
+    def _routed_encoder(self, files: ModelFiles) -> Encoder:
+        loaded = next((encoder for encoder in self._routes.values()
+                       if encoder and encoder.files == files), None)
+        loaded = loaded or Encoder(files, **self.running_options)
+        if loaded.dim != self.dim:
+            raise LaserError(f"{files.encoder}: {loaded.dim}-dimensional, while "
+                             f"{self.files.encoder} of the same space is {self.dim}-dimensional")
+        return loaded
 
     def _prepare_one_language(self, sentences: list[str], lang: str) -> list[list[int]]:
         if not isinstance(lang, str) or not lang.strip():

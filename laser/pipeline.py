@@ -5,10 +5,11 @@ import itertools
 import os
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, TextIO
 
 import numpy as np
 
@@ -16,15 +17,17 @@ from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import check_sidecar_replaceable, write_sidecar
-from .io.text import check_input, count_lines, is_regular_file, read_lines
-from .lid.files import LidOptions, identify_file
-from .lid.model import shipped_model_path
+from .io.text import check_input, count_lines, read_lines
+from .lid.files import languages_output, write_batch
+from .lid.model import Guess, shipped_model_path
+from .models.files import ModelFiles
+from .models.routes import language_models
 from .text.languages import AUTO
 from .progress import progress_bar, shows_progress
 from .version import __version__
 
 if TYPE_CHECKING:
-    from .encoder import Encoder
+    from .encoder import Encoder, Prepared
 
 CHUNK_LINES = 10000
 FIRST_CHUNK_LINES = 1000
@@ -32,13 +35,17 @@ FIRST_CHUNK_LINES = 1000
 # every 5 ms: the batch threads need it for a moment between batches of a few milliseconds.
 GIL_SWITCH_SECONDS = 0.0005
 
-# Embeds one chunk of lines (encoder, lines, lang): one row per line.
-ChunkEncoder = Callable[["Encoder", list[str], str], np.ndarray]
+# The rows of a chunk of lines, one per line, and with lang `auto` each line's identified
+# languages (likeliest first; None otherwise).
+EmbeddedChunk = tuple[np.ndarray, Optional[list[list[Guess]]]]
+# Embeds one chunk of lines (encoder, lines, lang).
+ChunkEncoder = Callable[["Encoder", list[str], str], EmbeddedChunk]
 
 
-def encode_sentences(encoder: Encoder, lines: list[str], lang: str) -> np.ndarray:
+def encode_sentences(encoder: Encoder, lines: list[str], lang: str) -> EmbeddedChunk:
     """Each line is one sentence: the encoder's row of it."""
-    return encoder.encode(lines, lang)
+    prepared = encoder.prepare(lines, lang)
+    return encoder.encode_ids(prepared), prepared.guesses
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class EmbedOptions:
     encode: ChunkEncoder = encode_sentences
     rows: str = "sentences"  # what a row is, recorded in the sidecar
     prefetch: bool = True  # preprocess the next chunk in a background thread while one encodes
-    lang_out: Optional[str] = None  # with lang `auto`: each line's identified language, here
+    lang_out: Optional[str] = None  # with lang `auto`: each line's identified languages, here
 
 
 @dataclass
@@ -85,6 +92,8 @@ class EmbedReport:
     runtime: str  # what ran the network: torch VERSION, or onnxruntime VERSION (int8 BiLSTMs)
     rows_are: str = "sentences"
     lid_model: Optional[str] = None  # with lang `auto`: the language-ID model that chose them
+    # with lang `auto`: each identified language's lines and the model that embedded them
+    languages: Optional[dict] = None
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
 
@@ -133,7 +142,7 @@ def _chunks(path: str, largest: int, show: bool) -> Iterator[list[str]]:
 
 
 def _prepared(encoder: Encoder, chunks: Iterator[list[str]], lang: str,
-              prefetch: bool) -> Iterator[list[list[int]]]:
+              prefetch: bool) -> Iterator[Prepared]:
     """Each chunk's id sequences; with `prefetch`, chunk i+1 is preprocessed in a background
     thread while the caller encodes chunk i (torch and ONNX Runtime release the GIL while they
     compute, and Python switches threads every GIL_SWITCH_SECONDS meanwhile). Chunks are read
@@ -165,14 +174,26 @@ def gil_switch_interval(seconds: float) -> Iterator[None]:
 
 
 def _embedded_chunks(encoder: Encoder, chunks: Iterator[list[str]],
-                     options: EmbedOptions) -> Iterator[np.ndarray]:
-    """The rows of each chunk. Sentences are preprocessed one chunk ahead (`options.prefetch`);
-    other kinds of line (documents) go through `options.encode`."""
+                     options: EmbedOptions) -> Iterator[EmbeddedChunk]:
+    """The rows (and identified languages) of each chunk. Sentences are preprocessed one chunk
+    ahead (`options.prefetch`); other kinds of line (documents) go through `options.encode`."""
     if options.encode is not encode_sentences:
         yield from (options.encode(encoder, chunk, options.lang) for chunk in chunks)
         return
-    for sequences in _prepared(encoder, chunks, options.lang, options.prefetch):
-        yield encoder.encode_ids(sequences)
+    for prepared in _prepared(encoder, chunks, options.lang, options.prefetch):
+        yield encoder.encode_ids(prepared), prepared.guesses
+
+
+def counted_languages(chunks: Iterator[EmbeddedChunk], counts: Counter,
+                      out: Optional[TextIO]) -> Iterator[np.ndarray]:
+    """The rows of each chunk, its lines' identified languages counted in `counts` (by the
+    likeliest) and written to `out` when given, as `laser lid` prints them."""
+    for rows, guesses in chunks:
+        if guesses is not None:
+            counts.update(line[0].code for line in guesses)
+            if out is not None:
+                write_batch(out, guesses)
+        yield rows
 
 
 def check_job(input_path: str, output_path: str) -> None:
@@ -191,32 +212,37 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     check_job(input_path, output_path)
     if options.provenance:
         check_sidecar_replaceable(output_path)
-    check_lang_out(input_path, options)
+    check_lang_out(options)
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
-    with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer:
+    counts: Counter = Counter()
+    with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer, \
+            languages_output(options.lang_out) as languages:
         chunks = _chunks(input_path, options.chunk_lines, options.progress)
-        _write_behind(writer, _embedded_chunks(encoder, chunks, options))
+        _write_behind(writer, counted_languages(_embedded_chunks(encoder, chunks, options),
+                                                counts, languages))
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
-        lid_model=shipped_model_path().name if options.lang == AUTO else None,
-        seconds=time.perf_counter() - started)
+        **language_fields(options, counts, encoder.files), seconds=time.perf_counter() - started)
     finish_report(report, options)
-    if options.lang_out:
-        identify_file(input_path, options.lang_out, LidOptions(progress=False))
     return report
 
 
-def check_lang_out(input_path: str, options: EmbedOptions) -> None:
-    """--lang-out goes with --lang auto and an input that can be read twice."""
+def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles) -> dict:
+    """What an `EmbedReport` of lang `auto` records: the language-ID model, and each identified
+    language's lines with the model that embedded them (`laser.models.routes`)."""
+    if options.lang != AUTO:
+        return {}
+    return dict(lid_model=shipped_model_path().name, languages=language_models(counts, files))
+
+
+def check_lang_out(options: EmbedOptions) -> None:
+    """--lang-out goes with --lang auto, and to a file that may be written."""
     if not options.lang_out:
         return
     if options.lang != AUTO:
         raise LaserError("--lang-out goes with --lang auto")
-    if not is_regular_file(input_path):
-        raise LaserError("--lang-out reads INPUT again after embedding it: give a file, not "
-                         "a pipe or '-'")
     check_output_path(options.lang_out)
 
 

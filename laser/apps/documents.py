@@ -5,6 +5,10 @@ JoinEmbed tools do.
 Sentences are split with Moses' split-sentences rules (the PyPI `sentence-splitter` port): the
 non-breaking prefix lists of its 24 European languages, the generic rules elsewhere, and a split
 after the full stops of scripts written without spaces between sentences (。！？ and others).
+
+With lang `auto` each document's language is identified (a paragraph is a surer guess than
+its sentences): it chooses the document's sentence splitter, and its sentences are preprocessed
+as it (and embedded by its official LASER3 encoder where `Encoder.route` finds one).
 """
 from __future__ import annotations
 
@@ -17,10 +21,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from ..errors import LaserError
-from ..text.languages import resolve
+from ..lid.model import identifier
+from ..text.languages import AUTO, resolve
 
 if TYPE_CHECKING:
     from ..encoder import Encoder
+    from ..pipeline import EmbeddedChunk
 
 POOLINGS = ("mean", "max")
 
@@ -51,7 +57,7 @@ def sentence_splitter(lang: str) -> Callable[[str], list[str]]:
 def split_document(text: str, lang: str) -> list[str]:
     """The sentences of one document; an empty (or blank) document is one empty sentence, so
     that it still gets a row: the embedding of the empty string."""
-    return sentence_splitter(lang)(text) or [""]
+    return (sentence_splitter(lang)(text) if text.strip() else []) or [""]
 
 
 def pool(rows: np.ndarray, counts: Sequence[int], pooling: str = "mean") -> np.ndarray:
@@ -84,12 +90,17 @@ class DocumentEncoder:
         """What a row is, for the provenance sidecar."""
         return f"documents: {self.pooling} of the rows of their sentences"
 
-    def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> np.ndarray:
-        parts = [split_document(document, lang) for document in documents]
+    def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> EmbeddedChunk:
+        """The documents' rows, and with lang `auto` their identified languages."""
+        guesses = identifier().identify(documents) if lang == AUTO else None
+        languages = ([line[0].code for line in guesses] if guesses is not None
+                     else [lang] * len(documents))
+        parts = [split_document(document, code) for document, code in zip(documents, languages)]
         sentences = [sentence for part in parts for sentence in part]
         self.sentences += len(sentences)
-        return pool(encoder.encode(sentences, lang), [len(part) for part in parts],
-                    self.pooling)
+        by_sentence = [code for part, code in zip(parts, languages) for _ in part]
+        rows = encoder.encode(sentences, by_sentence if guesses is not None else lang)
+        return pool(rows, [len(part) for part in parts], self.pooling), guesses
 
 
 def embed_documents(encoder: Encoder, documents: Sequence[str], lang: str,
@@ -97,4 +108,4 @@ def embed_documents(encoder: Encoder, documents: Sequence[str], lang: str,
     """One row per document (paragraph): the `pooling` of the rows of its sentences."""
     if isinstance(documents, str):
         return embed_documents(encoder, [documents], lang, pooling)[0]
-    return DocumentEncoder(pooling)(encoder, list(documents), lang)
+    return DocumentEncoder(pooling)(encoder, list(documents), lang)[0]

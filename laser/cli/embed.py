@@ -22,10 +22,12 @@ from .options import ray_options
 @click.option("--lang", "-l", required=True,
               help="Language: FLORES-200 code, ISO 639-1 or 639-3 code or English name "
                    "(ibo_Latn, en, eng, igbo...). Without --model it also picks the model. "
-                   "auto: each line's language identified (docs/language-id.md) and the line "
-                   "preprocessed as it.")
+                   "auto: each line's language identified (docs/language-id.md), the line "
+                   "preprocessed as it and, with --model laser2, embedded by its language's "
+                   "LASER3 encoder when downloaded.")
 @click.option("--lang-out", type=click.Path(dir_okay=False), default=None,
-              help="With --lang auto: write each line's identified language here, one per line.")
+              help="With --lang auto: write each line's identified language here, one per line "
+                   "(as `laser lid` prints it).")
 @model_options
 @click.option("--fp16", is_flag=True, help="Store float16 instead of float32.")
 @click.option("--format", "fmt", type=click.Choice(["npy", "raw"]), default="npy",
@@ -53,19 +55,13 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     """
     from ..io.terminal import check_binary_output
     from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
-    from ..text.languages import AUTO
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
-    if lang == AUTO and documents:
-        raise LaserError("--documents needs the documents' language: --lang auto identifies "
-                         "sentences, not documents")
-    if lang_out and distributed:
-        raise LaserError("--lang-out does not run on --ray yet; run `laser lid` beside it")
     check_job(input_path, output)
     check_binary_output(output, f"embeddings ({fmt})")
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
                                  lang_out=lang_out)
-    check_lang_out(input_path, embed_options)
+    check_lang_out(embed_options)
     if distributed:
         if documents:
             raise LaserError("--documents does not run on --ray yet; embed documents in one process")

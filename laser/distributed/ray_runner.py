@@ -8,11 +8,11 @@ import os
 import shutil
 import tempfile
 import time
-from collections import deque
+from collections import Counter, deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 import numpy as np
 from tqdm import tqdm
@@ -20,7 +20,11 @@ from tqdm import tqdm
 from ..errors import LaserError
 from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
-from ..pipeline import EmbedOptions, EmbedReport, check_job, encoder_fields, finish_report
+from ..lid.files import languages_output
+from ..models.files import ModelFiles
+from ..pipeline import (EmbedOptions, EmbedReport, check_job, check_lang_out, encoder_fields,
+                        finish_report, language_fields)
+from ..text.languages import AUTO
 from .shards import Manifest, Shard, plan_shards
 from .work import EncoderSpec, ShardJob, embed_shard, pin_threads
 
@@ -189,6 +193,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
     shards finished by an earlier run of the same job in the same work directory are reused."""
     require_ray()
     check_job(input_path, output_path)
+    check_lang_out(options)
     started = time.perf_counter()
     dtype = np.dtype(np.float16 if options.fp16 else np.float32)
     shards = plan_shards(input_path, ray_options.shard_lines or options.chunk_lines)
@@ -202,7 +207,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
         with ray_runtime(ray_options.address):
             _embed_missing(spec, input_path, options, ray_options, worker_class, manifest,
                            missing, run, dtype)
-    report = _assemble(manifest, shards, input_path, output_path, options, dtype)
+    report = _assemble(manifest, shards, input_path, output_path, options, dtype, spec.files)
     report.seconds = time.perf_counter() - started
     finish_report(report, options)
     if ray_options.work_dir is None:
@@ -234,7 +239,8 @@ def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
         manifest.encoder = fields
         manifest.save()
         jobs = [ShardJob(input_path, shard, str(manifest.shard_path(shard)), options.lang,
-                         dtype.name, options.chunk_lines) for shard in missing]
+                         dtype.name, options.chunk_lines,
+                         _optional_str(manifest.languages_path(shard))) for shard in missing]
         with tqdm(total=len(jobs), unit="shard", disable=None if options.progress else True,
                   leave=False) as bar:
             def done(job: ShardJob, rows: int) -> None:
@@ -247,10 +253,13 @@ def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
 
 
 def _assemble(manifest: Manifest, shards: list[Shard], input_path: str, output_path: str,
-              options: EmbedOptions, dtype: np.dtype) -> EmbedReport:
-    """Concatenate the shard files into the output, written atomically as `embed_file` does."""
+              options: EmbedOptions, dtype: np.dtype, files: ModelFiles) -> EmbedReport:
+    """Concatenate the shard files into the output, and with lang `auto` their languages into
+    `options.lang_out`, written atomically as `embed_file` does."""
     fields = manifest.encoder
-    with EmbeddingWriter(output_path, fields["dim"], fmt=options.fmt, dtype=dtype) as writer:
+    counts: Counter = Counter()
+    with EmbeddingWriter(output_path, fields["dim"], fmt=options.fmt, dtype=dtype) as writer, \
+            languages_output(options.lang_out) as languages:
         for shard in shards:
             rows = open_embeddings(manifest.shard_path(shard))
             if rows.shape != (shard.lines, fields["dim"]) or rows.dtype != dtype:
@@ -258,5 +267,23 @@ def _assemble(manifest: Manifest, shards: list[Shard], input_path: str, output_p
                                  f"rows, expected {shard.lines} lines of {input_path}")
             for start in range(0, len(rows), COPY_ROWS):
                 writer.write(rows[start:start + COPY_ROWS])
+            if options.lang == AUTO:
+                _copy_languages(manifest.languages_path(shard), shard, counts, languages)
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
-                       format=options.fmt, lang=options.lang, **fields)
+                       format=options.fmt, lang=options.lang, **fields,
+                       **language_fields(options, counts, files))
+
+
+def _copy_languages(path: Path, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:
+    """Count a shard's identified languages (each line's likeliest) and copy them to `out`."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    if len(lines) != shard.lines:
+        raise LaserError(f"{path}: holds {len(lines)} lines, expected {shard.lines}")
+    counts.update(line.split("\t", 1)[0] for line in lines)
+    if out is not None:
+        out.writelines(lines)
+
+
+def _optional_str(path: Optional[Path]) -> Optional[str]:
+    return None if path is None else str(path)

@@ -15,6 +15,7 @@ from ..errors import LaserError
 from ..io.embeddings import EmbeddingWriter
 from ..io.sources import decode_lines
 from ..io.text import batched
+from ..lid.files import languages_output, write_batch
 from ..models.files import ModelFiles
 from .shards import Shard, read_shard
 
@@ -57,7 +58,8 @@ class EncoderSpec:
 @dataclass(frozen=True)
 class ShardJob:
     """Embed the lines of `shard` of `input_path` in `lang` into `output` (.npy of `dtype`),
-    `chunk_lines` at a time as the single-process pipeline does."""
+    `chunk_lines` at a time as the single-process pipeline does; with lang `auto`, write the
+    lines' identified languages to `languages`."""
 
     input_path: str
     shard: Shard
@@ -65,6 +67,7 @@ class ShardJob:
     lang: str
     dtype: str
     chunk_lines: int
+    languages: Optional[str] = None
 
 
 def pin_threads(threads: int) -> None:
@@ -86,9 +89,14 @@ def embed_shard(encoder: Encoder, job: ShardJob) -> int:
     shard = job.shard
     data = read_shard(job.input_path, shard)
     lines = decode_lines(job.input_path, io.BytesIO(data), shard.start + 1)
-    with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=np.dtype(job.dtype)) as writer:
+    dtype = np.dtype(job.dtype)
+    with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=dtype) as writer, \
+            languages_output(job.languages) as languages:
         for chunk in batched(lines, job.chunk_lines):
-            writer.write(encoder.encode(chunk, job.lang))
+            prepared = encoder.prepare(chunk, job.lang)
+            writer.write(encoder.encode_ids(prepared))
+            if languages is not None:
+                write_batch(languages, prepared.guesses)
         if writer.rows != shard.lines:
             raise LaserError(f"{job.input_path}: lines {shard.start + 1}-{shard.stop} gave "
                              f"{writer.rows} rows, not {shard.lines}")

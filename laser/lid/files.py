@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Iterable, Optional, TextIO
 
@@ -57,6 +58,12 @@ def identify_file(input_path: str, output_path: str,
 
 def write_batch(out: TextIO, guesses: list[list[Guess]]) -> None:
     out.write("".join(format_guesses(line) + "\n" for line in guesses))
+
+
+def languages_output(path: Optional[str]) -> AbstractContextManager[Optional[TextIO]]:
+    """A file for `write_batch` at `path` that appears only when complete (`--lang-out`); None
+    without a path."""
+    return atomic_text_output(path) if path else nullcontext()
 
 
 def identify(lines: Iterable[str], model: Optional[str] = None, top: int = 1) -> list[list[Guess]]:

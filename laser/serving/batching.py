@@ -59,7 +59,7 @@ class Job:
     sentences: list[str]
     lang: str
     result: Future = field(default_factory=Future)
-    ids: list[list[int]] = field(default_factory=list)
+    ids: list[list[int]] = field(default_factory=list)  # prepared: a Prepared (its encoders)
     rows: Optional[np.ndarray] = None
     left: int = 0  # sentences not yet embedded
     abandoned: bool = False  # its Future was cancelled: the request went away
@@ -244,26 +244,29 @@ class Batcher:
         return True
 
     def _queue_for_encoding(self, job: Job) -> None:
+        """Each sentence among those waiting for the encoder that embeds it (the job's, or the
+        LASER3 encoder `Encoder.prepare` routed it to)."""
         job.rows = np.empty((len(job.ids), job.encoder.dim), dtype=np.float32)
         job.left = len(job.ids)
         if not job.ids:
             job.settle(Embedded(job.rows, 0))
             return
         with self._backlog_changed:
-            backlog = self._backlogs.get(id(job.encoder))
-            if backlog is None:
-                backlog = self._backlogs[id(job.encoder)] = Backlog(job.encoder)
-            for row in range(len(job.ids)):
+            for row, encoder in enumerate(job.ids.encoders):
+                backlog = self._backlogs.get(id(encoder))
+                if backlog is None:
+                    backlog = self._backlogs[id(encoder)] = Backlog(encoder)
                 backlog.add(next(self._arrivals), job, row)
             self._backlog_changed.notify_all()
 
     def _purge(self, job: Job) -> None:
         """Drop the waiting sentences of an abandoned request."""
+        removed = 0
         with self._backlog_changed:
-            backlog = self._backlogs.get(id(job.encoder))
-            removed = backlog.remove(job) if backlog is not None and job.ids else 0
-            if backlog is not None and backlog.idle:
-                del self._backlogs[id(job.encoder)]
+            for key, backlog in list(self._backlogs.items()):
+                removed += backlog.remove(job) if job.ids else 0
+                if backlog.idle:
+                    del self._backlogs[key]
         if removed:
             self.metrics.abandoned(removed)
 
