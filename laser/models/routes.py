@@ -1,7 +1,7 @@
-"""Which model embeds a line whose language is known line by line (`--lang auto`, or one language
-per sentence)? The official LASER3 encoder of that language when it is installed and shares the
-requested model's space (the LASER3 encoders were distilled into LASER2's space), else the
-requested model itself (docs/models.md, "How a model is chosen")."""
+"""Which model embeds a line whose language is known only line by line (`--lang auto`)?
+The official LASER3 encoder of that language when it is installed and shares the requested
+model's space (the LASER3 encoders were distilled into LASER2's space), else the requested model
+itself (docs/models.md, "How a model is chosen"); so also with one language given per sentence."""
 from __future__ import annotations
 
 from collections import Counter

@@ -156,3 +156,26 @@ def test_ray_options_need_ray(sentences, tmp_path):
     assert "go with --ray" in result.output
     with pytest.raises(LaserError, match="regular file"):
         embed_file_on_ray(_spec(), "-", str(tmp_path / "x.npy"), EmbedOptions("fr"))
+
+
+def test_lang_auto_writes_each_shards_languages_in_order(ray_runtime, sentences, tmp_path):
+    from laser.encoder import Encoder
+    others = ["The cat sleeps on the sofa.", "我们明天早上去北京看朋友。",
+              "Η γάτα κοιμάται στον καναπέ.", ""]
+    lines = []
+    for index, line in enumerate(open(sentences, encoding="utf-8").read().splitlines()[:20]):
+        lines += [line, others[index // 5]] if index % 5 == 0 else [line]  # 24 lines, 2 shards
+    source = tmp_path / "mixed.txt"
+    source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    single, spread = tmp_path / "single.npy", tmp_path / "ray.npy"
+    embed_file(Encoder.load(str(MODEL)), str(source), str(single),
+               EmbedOptions("auto", lang_out=str(tmp_path / "single.lang")))
+    _, run = embed_file_on_ray(_spec(), str(source), str(spread),
+                               EmbedOptions("auto", lang_out=str(tmp_path / "ray.lang")),
+                               RayOptions(workers=2, shard_lines=SHARD_LINES))
+    assert len(run.computed) == 2
+    assert (spread.read_bytes(), _sidecar(spread)) == (single.read_bytes(), _sidecar(single))
+    languages = (tmp_path / "ray.lang").read_text(encoding="utf-8")
+    assert languages == (tmp_path / "single.lang").read_text(encoding="utf-8")
+    assert [line.split("\t")[0] for line in languages.splitlines()][:6] == \
+        ["fra_Latn", "eng_Latn"] + ["fra_Latn"] * 4
