@@ -98,13 +98,22 @@ class EmbedReport:
     laser_version: str = __version__
 
     def summary(self) -> str:
-        """One line for stderr: rows, shape, time, speed and the model used (its directory)."""
+        """One line for stderr: rows, shape, time, speed and the model used (its directory),
+        and the lines other models embedded (`--lang auto`)."""
         rate = self.rows / self.seconds if self.seconds > 0 else float("inf")
         unit = self.rows_are.split(":")[0]
         target = "standard output" if self.output == STDOUT else self.output
         return (f"wrote {self.rows} x {self.dim} {self.dtype} embeddings to {target} "
                 f"in {duration_text(self.seconds)} ({rate:,.0f} {unit}/s) with the model in "
-                f"{os.path.dirname(self.model_encoder)}")
+                f"{os.path.dirname(self.model_encoder)}{self.routed_text()}")
+
+    def routed_text(self) -> str:
+        """`; 12 lines of wol_Latn by laser3-wol_Latn`, for each language another model embedded."""
+        routed = [f"{record['lines']} line{'s' * (record['lines'] != 1)} of {lang} by "
+                  f"{record['model']}"
+                  for lang, record in (self.languages or {}).items()
+                  if record["model"] != self.model_name]
+        return "".join(f"; {text}" for text in routed)
 
 
 def duration_text(seconds: float) -> str:

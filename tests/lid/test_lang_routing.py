@@ -80,7 +80,9 @@ def test_embed_of_a_mixed_file_equals_the_per_language_embeds(installed, tmp_pat
     source = tmp_path / "mixed.txt"
     source.write_text("".join(line + "\n" for line in LINES), encoding="utf-8")
     out = tmp_path / "mixed.npy"
-    laser_ok("embed", source, "-o", out, "--model", "laser2", "--lang", "auto", "-q")
+    result = laser_ok("embed", source, "-o", out, "--model", "laser2", "--lang", "auto")
+    assert result.stderr.rstrip().endswith("; 2 lines of amh_Ethi by laser3-amh_Ethi; 1 line "
+                                            "of khm_Khmr by laser3-khm_Khmr")
     np.testing.assert_array_equal(np.load(out), each_line_by_its_model())
     sidecar = json.loads((tmp_path / "mixed.npy.json").read_text(encoding="utf-8"))
     assert (sidecar["model_name"], sidecar["model_space"]) == ("laser2", "laser2")
