@@ -42,16 +42,13 @@ class TruncationWarning(UserWarning):
 class Prepared(list):
     """What `Encoder.prepare` makes of sentences: their id sequences (this list, one per
     sentence), the encoder that embeds each (`encoders`: the official LASER3 encoder of its
-    language where one of the same space is installed, else the one that prepared it), each
-    sentence's language when they are known one by one (`languages`), and with `auto` the
-    identified guesses (`guesses`: as `laser lid` prints them)."""
+    language where one of the same space is installed, else the one that prepared it), and with
+    `auto` each sentence's identified languages (`guesses`: as `laser lid` prints them)."""
 
     def __init__(self, ids: list[list[int]], encoders: list[Encoder],
-                 languages: Optional[list[str]] = None,
                  guesses: Optional[list[list[Guess]]] = None):
         super().__init__(ids)
         self.encoders = encoders
-        self.languages = languages
         self.guesses = guesses
 
 
@@ -84,9 +81,9 @@ class Encoder:
         self.max_sentences = max_sentences
         self.max_length = max_length
         # how the encoders of routed lines run (`route`): as this one
-        self.running_options = dict(device=device, max_tokens=max_tokens, max_sentences=max_sentences,
-                            max_length=max_length, bpe_backend=bpe_backend, quantize=quantize,
-                            runtime=runtime)
+        self.running_options = dict(device=device, max_tokens=max_tokens,
+                                    max_sentences=max_sentences, max_length=max_length,
+                                    bpe_backend=bpe_backend, quantize=quantize, runtime=runtime)
         self._routes: dict[str, Optional[Encoder]] = {}  # None: this one (no cycle)
         self._routes_lock = threading.Lock()
 
@@ -216,7 +213,7 @@ class Encoder:
             prepared = encoder._prepare_one_language([sentences[i] for i in indices], code)
             for index, sequence in zip(indices, prepared):
                 ids[index], encoders[index] = sequence, encoder
-        return Prepared(ids, encoders, languages, guesses)
+        return Prepared(ids, encoders, guesses)
 
     def route(self, lang: str) -> Encoder:
         """The encoder of sentences known to be in `lang`: the installed official LASER3 encoder

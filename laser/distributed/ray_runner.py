@@ -24,7 +24,6 @@ from ..lid.files import languages_output
 from ..models.files import ModelFiles
 from ..pipeline import (EmbedOptions, EmbedReport, check_job, check_lang_out, encoder_fields,
                         finish_report, language_fields)
-from ..text.languages import AUTO
 from .shards import Manifest, Shard, plan_shards
 from .work import EncoderSpec, ShardJob, embed_shard, pin_threads
 
@@ -239,8 +238,8 @@ def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
         manifest.encoder = fields
         manifest.save()
         jobs = [ShardJob(input_path, shard, str(manifest.shard_path(shard)), options.lang,
-                         dtype.name, options.chunk_lines,
-                         _optional_str(manifest.languages_path(shard))) for shard in missing]
+                         dtype.name, options.chunk_lines, manifest.languages_path(shard))
+                for shard in missing]
         with tqdm(total=len(jobs), unit="shard", disable=None if options.progress else True,
                   leave=False) as bar:
             def done(job: ShardJob, rows: int) -> None:
@@ -267,14 +266,14 @@ def _assemble(manifest: Manifest, shards: list[Shard], input_path: str, output_p
                                  f"rows, expected {shard.lines} lines of {input_path}")
             for start in range(0, len(rows), COPY_ROWS):
                 writer.write(rows[start:start + COPY_ROWS])
-            if options.lang == AUTO:
+            if manifest.languages_path(shard):
                 _copy_languages(manifest.languages_path(shard), shard, counts, languages)
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
                        format=options.fmt, lang=options.lang, **fields,
                        **language_fields(options, counts, files))
 
 
-def _copy_languages(path: Path, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:
+def _copy_languages(path: str, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:
     """Count a shard's identified languages (each line's likeliest) and copy them to `out`."""
     with open(path, encoding="utf-8") as f:
         lines = f.readlines()
@@ -283,7 +282,3 @@ def _copy_languages(path: Path, shard: Shard, counts: Counter, out: Optional[Tex
     counts.update(line.split("\t", 1)[0] for line in lines)
     if out is not None:
         out.writelines(lines)
-
-
-def _optional_str(path: Optional[Path]) -> Optional[str]:
-    return None if path is None else str(path)

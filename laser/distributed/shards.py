@@ -156,17 +156,17 @@ class Manifest:
     def shard_path(self, shard: Shard) -> Path:
         return self.directory / f"{shard.name}.npy"
 
-    def languages_path(self, shard: Shard) -> Optional[Path]:
+    def languages_path(self, shard: Shard) -> Optional[str]:
         """Where a shard's identified languages go (as `laser lid` prints them), with lang
         `auto`; None otherwise."""
-        return self.directory / f"{shard.name}.lang" if self.job.get("lang") == AUTO else None
+        return str(self.directory / f"{shard.name}.lang") if self.job.get("lang") == AUTO else None
 
     def is_done(self, shard: Shard) -> bool:
         record = self.done.get(shard.index)
         languages = self.languages_path(shard)
         return (record is not None and record == _shard_record(shard)
                 and self.shard_path(shard).is_file()
-                and (languages is None or languages.is_file()))
+                and (languages is None or os.path.isfile(languages)))
 
     def mark_done(self, shard: Shard) -> None:
         self.done[shard.index] = _shard_record(shard)
