@@ -22,7 +22,7 @@ WORD_NGRAM_FACTOR = np.uint64(116049371)
 LOG_FLOOR = np.float32(1e-5)  # fastText's std_log(x) = log(x + 1e-5)
 CACHE_BYTES = 64 << 20  # the word cache's rows: at most this much memory
 MIN_CACHED_WORDS = 1 << 16
-WORDS_AT_ONCE = 4096  # new words hashed together (bounds the temporaries)
+WORDS_AT_ONCE = 16384  # new words hashed together (bounds the temporaries)
 ROWS_AT_ONCE = 16384  # rows gathered together
 SIGMOID_TABLE = 512  # fastText's table sigmoid of ns and ova, on [-8, 8]
 MAX_SIGMOID = 8
@@ -44,7 +44,7 @@ def fasttext_words(line: str) -> list[str]:
     for space in SPACES[2:]:
         if space in text:
             text = text.replace(space, " ")
-    return text.split(" ") if " " not in text else [word for word in text.split(" ") if word]
+    return [word for word in text.split(" ") if word]
 
 
 class Predictor:
@@ -123,27 +123,27 @@ class Predictor:
         whether it is a label (no feature)."""
         table, end = self.cached, base + len(words)
         wids = np.fromiter(map(self.vocabulary.get, words, repeat(-1)), np.int64, len(words))
-        text, word_starts, word_ends = _bracketed(words)
+        joined, text, word_starts, word_ends = _bracketed(words)
         table.hashes[base:end] = _fnv(text, word_starts + 1, word_ends - word_starts - 2)
         table.labels[base:end] = wids >= len(self.model.words)  # in the file as labels
-        if any(word.startswith(LABEL_PREFIX) for word in words):
+        if b"<" + LABEL_PREFIX.encode() in joined:  # and any other word of their prefix
             table.labels[base:end] |= np.fromiter(
                 (word.startswith(LABEL_PREFIX) for word in words), bool, len(words))
         sums, counts = table.sums[base:end], table.counts[base:end]
         sums[:] = 0
         counts[:] = 0
         if self.settings.maxn > 0 and self.settings.bucket > 0:
-            for owners, rows in self.char_ngram_rows(text):
-                present, first = _groups(owners)
-                sums[present] += _segment_sums(self.input, rows, np.diff(first, append=len(rows)))
-                counts += np.bincount(owners, minlength=len(words))
+            owners, rows = self.char_ngram_rows(text)
+            present, first = _groups(owners)
+            sums[present] = _segment_sums(self.input, rows, np.diff(first, append=len(rows)))
+            counts[:] = np.bincount(owners, minlength=len(words))
         known = np.flatnonzero(wids >= 0)
         sums[known] += self.input[wids[known]]
         counts[known] += 1
 
     def char_ngram_rows(self, text: np.ndarray):
-        """For each n-gram size (minn..maxn characters), the kept n-grams of each `<word>` in
-        `text`: (the word of each, its input row), word by word."""
+        """The kept character n-grams (minn..maxn characters) of each `<word>` in `text`: (the
+        word of each, its input row), word by word."""
         minn, maxn = max(self.settings.minn, 1), self.settings.maxn
         starts = np.flatnonzero((text & 0xC0) != 0x80)  # every character, spaces too
         space = text[starts] == 0x20
@@ -152,6 +152,7 @@ class Predictor:
         longest = int(np.max(starts[min(maxn, chars - 1):] - starts[:chars - min(maxn, chars - 1)],
                              initial=1))
         prefixes = _prefix_fnv(text, longest)
+        owners, rows = [], []
         for size in range(minn, maxn + 1):
             if size >= chars:
                 break
@@ -163,9 +164,15 @@ class Predictor:
             begin = starts[first]
             span = starts[first + size] - begin
             hashes = prefixes.ravel()[(span - 1) * len(text) + begin]
-            rows = self.model.bucket_rows[hashes % np.uint32(self.settings.bucket)]
-            kept = rows >= 0
-            yield before[first[kept]], rows[kept]
+            found = self.model.bucket_rows[hashes % np.uint32(self.settings.bucket)]
+            kept = found >= 0
+            owners.append(before[first[kept]])
+            rows.append(found[kept])
+        if not owners:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        owners = np.concatenate(owners)
+        order = np.argsort(owners, kind="stable")  # word by word (merges the sizes' runs)
+        return owners[order], np.concatenate(rows)[order]
 
     def word_ngram_rows(self, hashes: np.ndarray, lengths: np.ndarray):
         """Each line's sum of its word n-gram rows (2..wordNgrams consecutive words; fastText
@@ -176,7 +183,8 @@ class Predictor:
         counts = np.zeros(len(lengths), np.int64)
         first, chained = np.arange(len(line)), wide  # each n-gram's first word, its hash so far
         for offset in range(1, self.settings.word_ngrams):
-            first, chained = first[:max(len(line) - offset, 0)], chained[:max(len(line) - offset, 0)]
+            inside = first < len(line) - offset
+            first, chained = first[inside], chained[inside]
             same = line[first + offset] == line[first]
             first, chained = first[same], chained[same]
             chained = chained * WORD_NGRAM_FACTOR + wide[first + offset]
@@ -341,14 +349,14 @@ def _segment_sums(table: np.ndarray, index: np.ndarray, lengths: np.ndarray) -> 
     return total
 
 
-def _bracketed(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bracketed(words: list[str]) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
     """`<word>` of each word as UTF-8 bytes, joined by spaces (with one after the last): the
-    bytes, and where each `<word>` starts and ends."""
-    text = np.frombuffer(("<" + "> <".join(words) + "> ").encode("utf-8", "surrogatepass"),
-                         np.uint8)
+    bytes, as an array, and where each `<word>` starts and ends."""
+    joined = ("<" + "> <".join(words) + "> ").encode("utf-8", "surrogatepass")
+    text = np.frombuffer(joined, np.uint8)
     ends = np.flatnonzero(text == 0x20)
     starts = np.concatenate([[0], ends[:-1] + 1])
-    return text, starts, ends
+    return joined, text, starts, ends
 
 
 def _sign_extended(text: np.ndarray) -> np.ndarray:
