@@ -24,6 +24,7 @@ CACHE_BYTES = 64 << 20  # the word cache's rows: at most this much memory
 MIN_CACHED_WORDS = 1 << 16
 WORDS_AT_ONCE = 16384  # new words hashed together (bounds the temporaries)
 ROWS_AT_ONCE = 16384  # rows gathered together
+LINES_AT_ONCE = 4096  # lines scored together
 SIGMOID_TABLE = 512  # fastText's table sigmoid of ns and ova, on [-8, 8]
 MAX_SIGMOID = 8
 
@@ -81,7 +82,11 @@ class Predictor:
         if not lines:
             return Predictions(np.zeros((0, k), np.int64), np.zeros((0, k), np.float32))
         hidden, known = self.hidden(lines)
-        labels, probabilities = self.top(hidden, k)
+        labels = np.empty((len(lines), k), np.int64)
+        probabilities = np.empty((len(lines), k), np.float32)
+        for first in range(0, len(lines), LINES_AT_ONCE):  # bounded [lines, labels] scores
+            part = slice(first, first + LINES_AT_ONCE)
+            labels[part], probabilities[part] = self.top(hidden[part], k)
         labels[~known] = -1
         probabilities[~known] = 0.0
         return Predictions(labels, probabilities)
