@@ -93,9 +93,7 @@ class Predictor:
 
     def hidden(self, lines: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
         """Each line's mean input row (float32 [lines, dim]), and whether it has any row."""
-        words = list(chain.from_iterable(lines))
-        self.learn(words)
-        slots = np.fromiter(map(self.cache.__getitem__, words), np.int64, len(words))
+        slots = self.slots(list(chain.from_iterable(lines)))
         lengths = np.fromiter(map(len, lines), np.int64, len(lines))
         stream, lengths = _with_line_ends(slots, lengths, self.cached.labels)
         total = _segment_sums(self.cached.sums, stream, lengths)
@@ -108,19 +106,26 @@ class Predictor:
         total *= (1.0 / np.maximum(counts, 1)).astype(np.float32)[:, None]
         return total, known
 
-    def learn(self, words: list[str]) -> None:
-        """Put the words the cache lacks into it (emptying it first when they would not fit)."""
-        distinct = set(words)
-        new = list(distinct - self.cache.keys())
+    def slots(self, words: list[str]) -> np.ndarray:
+        """Each word's slot in the cache, the words it lacks put in first (the cache emptied
+        first when they would not fit)."""
+        slots = np.fromiter(map(self.cache.get, words, repeat(-1)), np.int64, len(words))
+        missing = np.flatnonzero(slots < 0)
+        if not len(missing):
+            return slots
+        new = list(dict.fromkeys(map(words.__getitem__, missing.tolist())))
         if len(self.cache) + len(new) > self.capacity:
             self._clear_cache()
-            new = list(distinct - {EOS})
+            missing, new = np.arange(len(words)), list(dict.fromkeys(words))
         base = len(self.cache)
         self.cached.reserve(base + len(new))
         for first in range(0, len(new), WORDS_AT_ONCE):
-            chunk = new[first:first + WORDS_AT_ONCE]
-            self.word_rows(chunk, base + first)
+            self.word_rows(new[first:first + WORDS_AT_ONCE], base + first)
         self.cache.update(zip(new, range(base, base + len(new))))
+        slots[missing] = np.fromiter(map(self.cache.__getitem__, map(words.__getitem__,
+                                                                      missing.tolist())),
+                                     np.int64, len(missing))
+        return slots
 
     def word_rows(self, words: list[str], base: int) -> None:
         """Fill the cache's slots base.. for `words`: the sum of each word's input rows (its
