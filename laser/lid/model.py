@@ -65,18 +65,30 @@ class LanguageIdentifier:
     def identify(self, lines: Iterable[str], top: int = 1) -> list[list[Guess]]:
         """The `top` likeliest languages of each line, likeliest first (a line without any
         text, or without anything the model knows: one Guess `und` with probability 0)."""
+        return [list(map(Guess, codes, probabilities))
+                for codes, probabilities in zip(*self.ranked(lines, top))]
+
+    def ranked(self, lines: Iterable[str], top: int = 1) -> tuple[list[list[str]],
+                                                                 list[list[float]]]:
+        """`identify` as plain lists: each line's codes and their probabilities."""
         words = [_words(line) for line in lines]
         found = self._predictor.predict(words, top)
-        labels, codes = found.labels.tolist(), self.labels
-        return [[Guess(codes[label], min(probability, 1.0))
-                 for label, probability in zip(line_labels, line_probabilities) if label >= 0]
-                if line_words and line_labels[0] >= 0 else [Guess(UNDETERMINED, 0.0)]
-                for line_words, line_labels, line_probabilities
-                in zip(words, labels, found.probabilities.tolist())]
+        codes, probabilities = [], []
+        for line_words, labels, line_probabilities in zip(
+                words, found.labels.tolist(), found.probabilities.tolist()):
+            if line_words and labels[0] >= 0:
+                kept = [label for label in labels if label >= 0]
+                codes.append([self.labels[label] for label in kept])
+                probabilities.append([min(probability, 1.0)
+                                      for probability in line_probabilities[:len(kept)]])
+            else:
+                codes.append([UNDETERMINED])
+                probabilities.append([0.0])
+        return codes, probabilities
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""
-        return [guesses[0].code for guesses in self.identify(lines)]
+        return [codes[0] for codes in self.ranked(lines)[0]]
 
 
 @lru_cache(maxsize=4)
