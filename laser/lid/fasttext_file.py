@@ -21,9 +21,9 @@ HEADER = struct.Struct("<ii")  # magic, version
 ARGS = struct.Struct("<12id")
 DICTIONARY = struct.Struct("<iiiqq")  # size, words, labels, tokens, pruned index size
 ENTRY_TAIL = 9  # after each entry's NUL-terminated string: count (int64), type (int8)
-LABEL_TYPE = 1
 LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
 SUPERVISED = 3
+TABLE_SIZE = 1 << 24  # a pruned model's buckets up to this many: a lookup table
 CENTROIDS = 256  # a product quantiser's centroids per sub-vector (8-bit codes)
 
 
@@ -48,9 +48,36 @@ class FastTextModel:
     words: list[str]
     labels: list[str]  # with their `__label__` prefix
     label_counts: np.ndarray  # int64, the labels' training counts (the hs tree's weights)
-    bucket_rows: np.ndarray  # int32 [bucket]: each n-gram bucket's input row, -1 if pruned away
+    bucket_rows: "BucketRows"  # bucket_rows[buckets]: their input rows, -1 if pruned away
     input: np.ndarray  # float32 [rows, dim]
     output: np.ndarray  # float32 [labels (hs: labels - 1 tree nodes), dim]
+
+
+@dataclass
+class BucketRows:
+    """Each n-gram bucket's row of the input matrix (fastText's pushHash): right after the
+    words; in a pruned model, where its pruned-index map sends the bucket (-1: it has none)."""
+
+    words: int
+    kept: Optional[np.ndarray] = None  # a pruned model's kept buckets, sorted
+    kept_rows: Optional[np.ndarray] = None  # their rows
+    bucket: int = 0
+    table: Optional[np.ndarray] = None  # every bucket's row, when that is at most TABLE_SIZE
+
+    def __post_init__(self):
+        if self.kept is not None and self.bucket <= TABLE_SIZE:
+            self.table = np.full(self.bucket, -1, np.int64)
+            self.table[self.kept] = self.kept_rows
+
+    def __getitem__(self, buckets: np.ndarray) -> np.ndarray:
+        buckets = buckets.astype(np.int64)
+        if self.kept is None:
+            return buckets + self.words
+        if self.table is not None:
+            return self.table[buckets]
+        at = np.minimum(np.searchsorted(self.kept, buckets), max(len(self.kept) - 1, 0))
+        found = self.kept[at] == buckets if len(self.kept) else np.zeros(len(buckets), bool)
+        return np.where(found, self.kept_rows[at] if len(self.kept) else -1, -1)
 
 
 class _Reader:
@@ -147,20 +174,19 @@ def _read_dictionary(reader: _Reader):
 
 
 def _bucket_rows(path: str, bucket: int, nwords: int, pruned: Optional[np.ndarray],
-                 rows: int) -> np.ndarray:
-    """Each bucket's row of the input matrix (fastText's pushHash): after the words, or where
-    the pruned-index map sends it (a bucket it lacks has none)."""
+                 rows: int) -> "BucketRows":
     if pruned is None:
-        table = np.arange(nwords, nwords + bucket, dtype=np.int32)
-    else:
-        table = np.full(bucket, -1, np.int32)
-        kept = pruned[(pruned[:, 0] >= 0) & (pruned[:, 0] < bucket)]
-        table[kept[:, 0]] = nwords + kept[:, 1]
-    if table.size and (table.max() >= rows or (pruned is not None and pruned[:, 1].min(
-            initial=0) < 0)):
+        if nwords + bucket > rows:
+            raise LaserError(f"{path}: not a fastText model file (fewer rows than words and "
+                             "buckets)")
+        return BucketRows(nwords)
+    pruned = pruned[(pruned[:, 0] >= 0) & (pruned[:, 0] < bucket)]
+    pruned = pruned[np.argsort(pruned[:, 0], kind="stable")]
+    targets = nwords + pruned[:, 1].astype(np.int64)
+    if len(targets) and (targets.min() < nwords or targets.max() >= rows):
         raise LaserError(f"{path}: not a fastText model file (its n-gram rows lie outside "
                          "its matrix)")
-    return table
+    return BucketRows(nwords, pruned[:, 0].astype(np.int64), targets, bucket)
 
 
 def _read_entries(reader: _Reader, size: int) -> tuple[list[bytes], list[int], list[int]]:
@@ -187,6 +213,8 @@ def _read_entries(reader: _Reader, size: int) -> tuple[list[bytes], list[int], l
 
 def _read_dense(reader: _Reader) -> np.ndarray:
     rows, cols = reader.unpack(struct.Struct("<qq"))
+    if rows < 0 or cols < 0:
+        raise reader.damaged()
     return reader.array("<f4", rows * cols).reshape(rows, cols)
 
 
@@ -207,8 +235,8 @@ def _decode(reader: _Reader, codes: np.ndarray, rows: int, cols: int) -> np.ndar
     """Each row of a product quantiser: its sub-vectors' centroids side by side."""
     dim, subquantisers, dsub, last_dsub = reader.unpack(struct.Struct("<iiii"))
     centroids = reader.array("<f4", dim * CENTROIDS)
-    if (dim != cols or subquantisers <= 0 or codes.size != rows * subquantisers
-            or dsub * (subquantisers - 1) + last_dsub != dim):
+    if (dim != cols or subquantisers <= 0 or dsub <= 0 or last_dsub <= 0 or rows < 0
+            or codes.size != rows * subquantisers or dsub * (subquantisers - 1) + last_dsub != dim):
         raise reader.damaged()
     codes = codes.reshape(rows, subquantisers)
     dense = np.empty((rows, dim), np.float32)

@@ -58,7 +58,11 @@ class LanguageIdentifier:
         self.path = Path(path) if path is not None else shipped_model_path()
         if not self.path.is_file():
             raise LaserError(f"{self.path}: no such language-ID model file")
-        model = fasttext_file.read_model(self.path)
+        try:
+            model = fasttext_file.read_model(self.path)
+        except OSError as error:
+            raise LaserError(f"{self.path}: cannot read the language-ID model "
+                             f"({error.strerror or error})") from None
         self.labels = [_strip(label) for label in model.labels]
         self._predictor = Predictor(model)
 

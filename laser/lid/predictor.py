@@ -25,6 +25,7 @@ MIN_CACHED_WORDS = 1 << 16
 WORDS_AT_ONCE = 16384  # new words hashed together (bounds the temporaries)
 ROWS_AT_ONCE = 16384  # rows gathered together
 LINES_AT_ONCE = 4096  # lines scored together
+PREFIX_HASHES = 1 << 24  # hashes of every byte's prefixes at most (64 MB), else one n-gram at a time
 SIGMOID_TABLE = 512  # fastText's table sigmoid of ns and ova, on [-8, 8]
 MAX_SIGMOID = 8
 
@@ -67,12 +68,13 @@ class Predictor:
     def _clear_cache(self) -> None:
         """Only the end-of-line token (slot 0): its own row if the vocabulary has it, no n-grams."""
         self.cache = {EOS: 0}
-        self.cached = _WordTable(self.settings.dim, 1024)
+        self.cached = _WordTable(self.settings.dim, 1024, self.capacity)
         eos_row = self.vocabulary.get(EOS, -1)
         if eos_row >= 0:
             self.cached.sums[0] = self.input[eos_row]
             self.cached.counts[0] = 1
-        self.cached.hashes[0] = _fnv_scalar(EOS.encode())
+        eos = np.frombuffer(EOS.encode(), np.uint8)
+        self.cached.hashes[0] = _fnv(eos, np.zeros(1, np.int64), np.array([len(eos)]))[0]
 
     def predict(self, lines: Sequence[Sequence[str]], k: int = 1) -> Predictions:
         """The `k` likeliest labels of each line (each line: its words, as fastText splits it)."""
@@ -159,10 +161,7 @@ class Predictor:
         space = text[starts] == 0x20
         chars = len(starts)
         before = np.concatenate([[0], np.cumsum(space)])  # spaces before each character
-        longest = int(np.max(starts[min(maxn, chars - 1):] - starts[:chars - min(maxn, chars - 1)],
-                             initial=1))
-        prefixes = _prefix_fnv(text, longest)
-        owners, rows = [], []
+        owners, begins, spans = [], [], []
         for size in range(minn, maxn + 1):
             if size >= chars:
                 break
@@ -171,18 +170,22 @@ class Predictor:
             if size == 1:  # fastText skips the lone `<` and `>`
                 inside &= ~np.concatenate([[True], space[:chars - 2]]) & ~space[1:chars]
             first = np.flatnonzero(inside)
-            begin = starts[first]
-            span = starts[first + size] - begin
-            hashes = prefixes.ravel()[(span - 1) * len(text) + begin]
-            found = self.model.bucket_rows[hashes % np.uint32(self.settings.bucket)]
-            kept = found >= 0
-            owners.append(before[first[kept]])
-            rows.append(found[kept])
+            owners.append(before[first])
+            begins.append(starts[first])
+            spans.append(starts[first + size] - starts[first])
         if not owners:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        owners = np.concatenate(owners)
+        owners, begins, spans = map(np.concatenate, (owners, begins, spans))
+        longest = int(spans.max(initial=1))
+        if longest * len(text) <= PREFIX_HASHES:
+            hashes = _prefix_fnv(text, longest).ravel()[(spans - 1) * len(text) + begins]
+        else:  # very long n-grams: each hashed on its own
+            hashes = _fnv(text, begins, spans)
+        rows = self.model.bucket_rows[hashes % np.uint32(self.settings.bucket)]
+        kept = rows >= 0
+        owners, rows = owners[kept], rows[kept]
         order = np.argsort(owners, kind="stable")  # word by word (merges the sizes' runs)
-        return owners[order], np.concatenate(rows)[order]
+        return owners[order], rows[order]
 
     def word_ngram_rows(self, hashes: np.ndarray, lengths: np.ndarray):
         """Each line's sum of its word n-gram rows (2..wordNgrams consecutive words; fastText
@@ -192,14 +195,13 @@ class Predictor:
         total = np.zeros((len(lengths), self.settings.dim), np.float32)
         counts = np.zeros(len(lengths), np.int64)
         first, chained = np.arange(len(line)), wide  # each n-gram's first word, its hash so far
-        for offset in range(1, self.settings.word_ngrams):
+        for offset in range(1, min(self.settings.word_ngrams, int(lengths.max(initial=1)))):
             inside = first < len(line) - offset
             first, chained = first[inside], chained[inside]
             same = line[first + offset] == line[first]
             first, chained = first[same], chained[same]
             chained = chained * WORD_NGRAM_FACTOR + wide[first + offset]
-            rows = self.model.bucket_rows[(chained % np.uint64(self.settings.bucket))
-                                          .astype(np.int64)]
+            rows = self.model.bucket_rows[chained % np.uint64(self.settings.bucket)]
             kept = rows >= 0
             owners = line[first[kept]]
             counts += np.bincount(owners, minlength=len(lengths))
@@ -225,9 +227,11 @@ class Predictor:
 
 
 class _WordTable:
-    """The cached words' rows: sums [slots, dim], counts, FNV hashes, label flags; grows."""
+    """The cached words' rows: sums [slots, dim], counts, FNV hashes, label flags; grows (to
+    `capacity` slots, unless one batch needs more)."""
 
-    def __init__(self, dim: int, size: int):
+    def __init__(self, dim: int, size: int, capacity: int):
+        self.capacity = capacity
         self.sums = np.zeros((size, dim), np.float32)
         self.counts = np.zeros(size, np.int64)
         self.hashes = np.zeros(size, np.uint32)
@@ -236,7 +240,7 @@ class _WordTable:
     def reserve(self, size: int) -> None:
         if size <= len(self.counts):
             return
-        grown = max(size, 2 * len(self.counts))
+        grown = max(size, min(2 * len(self.counts), self.capacity))
         for name in ("sums", "counts", "hashes", "labels"):
             old = getattr(self, name)
             new = np.zeros((grown, *old.shape[1:]), old.dtype)
@@ -402,13 +406,6 @@ def _prefix_fnv(text: np.ndarray, longest: int) -> np.ndarray:
         hashes *= FNV_PRIME
         prefixes[j] = hashes
     return prefixes
-
-
-def _fnv_scalar(data: bytes) -> int:
-    h = FNV_OFFSET
-    for byte in data:
-        h = ((h ^ (byte | 0xFFFFFF00 if byte > 127 else byte)) * int(FNV_PRIME)) & 0xFFFFFFFF
-    return h
 
 
 def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

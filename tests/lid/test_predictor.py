@@ -110,14 +110,14 @@ def write_fasttext(path, model, *, loss="softmax", word_ngrams=None, minn=None, 
     out = [struct.pack("<ii", 793712314, version), struct.pack("<12id", *args)]
     entries = [(word, 1, 0) for word in model.words]
     entries += [(label, int(count), 1) for label, count in zip(model.labels, model.label_counts)]
-    kept = np.flatnonzero(model.bucket_rows >= 0)
+    kept = model.bucket_rows.kept
     pruned = -1 if dense else len(kept)
     out.append(struct.pack("<iiiqq", len(entries), len(model.words), len(model.labels), 1000,
                            pruned))
     out += [word.encode("utf-8", "surrogateescape") + b"\0" + struct.pack("<qb", count, kind)
             for word, count, kind in entries]
     if not dense:
-        rows = model.bucket_rows[kept] - len(model.words)
+        rows = model.bucket_rows.kept_rows - len(model.words)
         out.append(np.stack([kept, rows], axis=1).astype("<i4").tobytes())
     rows = len(model.words) + (bucket if dense else len(kept))
     out.append(bytes([not dense]))
