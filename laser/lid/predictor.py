@@ -5,6 +5,7 @@ row and its character n-grams (FNV-1a over UTF-8 bytes, `% bucket`, the pruned-i
 the word n-grams, each line's mean row, one matrix product for the output layer."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Sequence
@@ -63,6 +64,7 @@ class Predictor:
             self.tree = _HuffmanTree(model.label_counts)
         self.sigmoid_table = _sigmoid_table()
         self.capacity = max(MIN_CACHED_WORDS, cache_bytes // (4 * self.settings.dim))
+        self._lock = threading.Lock()  # one batch at a time: the cache changes as it runs
         self._clear_cache()
 
     def _clear_cache(self) -> None:
@@ -83,7 +85,8 @@ class Predictor:
         k = max(1, min(k, len(self.model.labels)))
         if not lines:
             return Predictions(np.zeros((0, k), np.int64), np.zeros((0, k), np.float32))
-        hidden, known = self.hidden(lines)
+        with self._lock:
+            hidden, known = self.hidden(lines)
         labels = np.empty((len(lines), k), np.int64)
         probabilities = np.empty((len(lines), k), np.float32)
         for first in range(0, len(lines), LINES_AT_ONCE):  # bounded [lines, labels] scores

@@ -190,3 +190,18 @@ def test_laser_lid_names_a_damaged_model_in_one_line(tmp_path):
     source.write_text("bonjour\n", encoding="utf-8")
     line = one_error_line(run_laser("lid", source, "--lid-model", model))
     assert str(model) in line and "fastText model file" in line
+
+
+def test_threads_sharing_a_model_get_each_their_own_answers():
+    """The word cache changes as a batch runs: batches from several threads (as `laser serve`
+    sends them) wait for each other and each gets what it alone would."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lines = corpus_lines()
+    batches = [lines[start::7] for start in range(7)]
+    alone = [LanguageIdentifier(TOY_MODEL).best(batch) for batch in batches]
+    shared = LanguageIdentifier(TOY_MODEL)
+    shared._predictor.capacity = 2  # the cache empties on almost every batch
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(shared.best, batches * 3))
+    assert together == alone * 3
