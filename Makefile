@@ -18,10 +18,12 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/io/test_durable_outputs.py tests/io/test_output_access.py tests/io/test_damaged_embeddings.py \
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
-	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py
+	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py \
+	tests/lid/test_predictor.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
-# module as the light install's fasttext-predict: it gets a virtualenv of its own. The bench's
-# rivals (py3langid, pycld2, lingua) get theirs too; neither is a dependency of laser.
+# module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
+# it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline
+# (fasttext-predict) get theirs too; none is a dependency of laser.
 LID_VENV := .venv-lid
 LID_TRAIN := fasttext==0.9.3 numpy==2.4.6
 BENCH_LID_VENV := bench/.venv-lid

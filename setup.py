@@ -54,9 +54,6 @@ setup(
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary
         "ipadic>=1.0.0",
-        # `laser lid` and --lang auto: fastText's C++ prediction alone (<1 MB, no numpy), the
-        # files of the training package `fasttext` less its training (docs/language-id.md)
-        "fasttext-predict>=0.9.2.4",
         # .zst inputs: the backport of Python 3.14's compression.zstd (a 0.5 MB wheel)
         "backports.zstd>=1.0; python_version < '3.14'",
     ],
@@ -80,9 +77,10 @@ setup(
                   "uvloop>=0.19; sys_platform != 'win32'"],
         # laser.integrations.langchain: LangChain's Embeddings interface, in process (no torch).
         "langchain": ["langchain-core>=0.3"],
-        # What the tests need beyond the extras above (make install pins them all).
+        # What the tests need beyond the extras above (make install pins them all); fasttext-predict
+        # (fastText's own C++ prediction) is the oracle of laser's numpy fastText predictor.
         "test": ["pytest>=8", "requests>=2.31", "openai>=1.0", "selenium>=4.20",
-                 "schemathesis>=4.30"],
+                 "schemathesis>=4.30", "fasttext-predict>=0.9.2.4"],
     },
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},

@@ -16,7 +16,13 @@ per-language F1 and its most frequent confusions.
 
 Speed: each identifier in this process on one core (lines/s over the corpus dev lines), and
 `laser lid` end to end as a subprocess on 100,000 dev lines (cycled): lines per second of wall
-time and per second of CPU time (user + system of the process: lines/s per core).
+time and per second of CPU time (user + system of the process: lines/s per core), side by side
+with the baseline: the same model through fasttext-predict (fastText's own C++ prediction, which
+laser lid used before its numpy predictor), one line at a time, in a process that reads the
+file and writes the same output (without laser lid's input checks). One BLAS thread.
+
+    bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
+        --laser .venv/bin/laser --speed-only      # the two `laser lid` rows alone
 """
 from __future__ import annotations
 
@@ -35,10 +41,11 @@ from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")  # one BLAS thread, here and in the subprocesses
 
 from laser.lid.corpus import corpus_files, flores_dev_rows, language_of, pairs  # noqa: E402
-from laser.lid.model import LanguageIdentifier  # noqa: E402
+from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
 
@@ -162,22 +169,57 @@ def confusions(found: dict[str, list[str]], count: int) -> list[tuple[str, str, 
             for (true, predicted), times in pairs_.most_common(count)]
 
 
-def laser_lid_speed(laser: list[str], sets: dict, lid_model: Optional[str]) -> tuple[float, float]:
-    """`laser lid` on SPEED_LINES lines as a subprocess: (lines/s of wall time, of CPU time)."""
+def laser_lid_speed(command: list[str], sets: dict) -> tuple[float, float]:
+    """`command` (a `laser lid` run, its IN and OUT the input and output files) on SPEED_LINES
+    lines as a subprocess: (lines/s of wall time, of CPU time)."""
     lines = itertools.islice(itertools.cycle(
         [line for texts in sets["corpus dev"].values() for line in texts]), SPEED_LINES)
     with tempfile.TemporaryDirectory() as directory:
         source = Path(directory) / "lines.txt"
         source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        command = laser + ["lid", str(source), "-o", str(Path(directory) / "out.tsv"), "-q"]
-        command += ["--lid-model", lid_model] if lid_model else []
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        subprocess.run(command, check=True)
+        files = {"IN": str(source), "OUT": str(Path(directory) / "out.tsv")}
+        subprocess.run([files.get(part, part) for part in command], check=True)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return SPEED_LINES / wall, SPEED_LINES / cpu
+
+
+def lid_commands(laser: list[str], lid_model: Optional[str]) -> dict[str, list[str]]:
+    """The two ways `laser lid` is timed: laser's numpy predictor, and the baseline."""
+    model = lid_model or str(shipped_model_path())
+    return {"laser lid (laser's numpy predictor)":
+            [*laser, "lid", "IN", "-o", "OUT", "--lid-model", model, "-q"],
+            "baseline: fasttext-predict, one line at a time":
+            [sys.executable, __file__, "--fasttext-predict-lid", model, "IN", "OUT"]}
+
+
+def fasttext_predict_lid(model: str, source: str, out: str) -> None:
+    """The baseline: `laser lid`'s output (`CODE<TAB>PROBABILITY` a line; `und` for a line
+    without text) with the model run by fasttext-predict, as laser lid ran it before."""
+    from fasttext_pybind import fasttext
+
+    predictor = fasttext()
+    predictor.loadModel(model)
+    with open(source, encoding="utf-8") as lines, open(out, "w", encoding="utf-8") as f:
+        for line in lines:
+            text = " ".join(line.split())
+            found = predictor.predict(text + "\n", 1, 0.0, "replace") if text else []
+            f.write("\t".join(f"{label[len('__label__'):]}\t{min(probability, 1.0):.4f}"
+                              for probability, label in found) if found else "und\t0.0000")
+            f.write("\n")
+
+
+def speed_table(laser: list[str], sets: dict, lid_model: Optional[str]) -> list[str]:
+    out = [f"`laser lid` end to end on {SPEED_LINES:,} corpus dev lines (cycled), one BLAS thread:",
+           "", "| run | lines/s (wall time) | lines/s per core (CPU time) |", "|---|---:|---:|"]
+    for name, command in lid_commands(laser, lid_model).items():
+        wall, per_core = laser_lid_speed(command, sets)
+        out.append(f"| {name} | {wall:,.0f} | {per_core:,.0f} |")
+        print(out[-1], file=sys.stderr)
+    return out
 
 
 def main() -> None:
@@ -189,7 +231,16 @@ def main() -> None:
                         help="the command that runs laser, for the end-to-end speed")
     parser.add_argument("--per-language", type=int, default=1000)
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the end-to-end speed of `laser lid` and its baseline")
+    if sys.argv[1:2] == ["--fasttext-predict-lid"]:  # the baseline's subprocess
+        fasttext_predict_lid(*sys.argv[2:5])
+        return
     args = parser.parse_args()
+    if args.speed_only:
+        sets = {"corpus dev": held_out(args.corpus, args.sib200, args.per_language)["corpus dev"]}
+        print("\n".join(speed_table(shlex.split(args.laser), sets, args.model)))
+        return
 
     sets = held_out(args.corpus, args.sib200, args.per_language)
     known = set(sets["corpus dev"]) | set(sets["FLORES dev (SIB-200)"])
@@ -212,12 +263,11 @@ def main() -> None:
     dev = ours_found["corpus dev"]
     overall, count = macro_accuracy(dev, set(dev))
     flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
-    wall, per_core = laser_lid_speed(shlex.split(args.laser), sets, args.model)
     out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%}; "
             f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
-            f"{ours_speed:,.0f} lines/s on one core; `laser lid` end to end on {SPEED_LINES:,} "
-            f"lines: {wall:,.0f} lines/s of wall time, {per_core:,.0f} lines/s per core (CPU "
-            "time).", "", "Per-language F1 on the corpus dev split (worst first):", "",
+            f"{ours_speed:,.0f} lines/s on one core.", ""]
+    out += speed_table(shlex.split(args.laser), sets, args.model)
+    out += ["", "Per-language F1 on the corpus dev split (worst first):", "",
             "| language | lines | accuracy | F1 |", "|---|---:|---:|---:|"]
     f1 = f1_by_language(dev)
     for language in sorted(f1, key=lambda code: (f1[code], code)):

@@ -33,9 +33,11 @@ class LidReport:
         return f"identified {self.lines} lines in {self.seconds:.1f}s ({rate:,.0f} lines/s)"
 
 
-def format_guesses(guesses: list[Guess]) -> str:
+def format_guesses(codes: list[str], probabilities: list[float]) -> str:
     """`fra_Latn<TAB>0.9876`, then the next guesses' codes and probabilities on the same line."""
-    return "\t".join(f"{guess.code}\t{guess.probability:.4f}" for guess in guesses)
+    if len(codes) == 1:
+        return f"{codes[0]}\t{probabilities[0]:.4f}"
+    return "\t".join(f"{code}\t{probability:.4f}" for code, probability in zip(codes, probabilities))
 
 
 def identify_file(input_path: str, output_path: str,
@@ -50,14 +52,15 @@ def identify_file(input_path: str, output_path: str,
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="lid") as bar:
         for batch in batched(read_lines(input_path), options.batch_lines):
-            write_batch(out, model.identify(batch, options.top))
+            write_batch(out, *model.ranked(batch, options.top))
             lines += len(batch)
             bar.update(len(batch))
     return LidReport(lines, time.perf_counter() - started, str(model.path))
 
 
-def write_batch(out: TextIO, guesses: list[list[Guess]]) -> None:
-    out.write("".join(format_guesses(line) + "\n" for line in guesses))
+def write_batch(out: TextIO, codes: list[list[str]], probabilities: list[list[float]]) -> None:
+    out.write("".join(format_guesses(line_codes, line_probabilities) + "\n"
+                      for line_codes, line_probabilities in zip(codes, probabilities)))
 
 
 def languages_output(path: Optional[str]) -> AbstractContextManager[Optional[TextIO]]:

@@ -1,26 +1,22 @@
-"""A fastText language-ID model (labels `__label__fra_Latn`), read by fasttext-predict: the
-shipped one (models/default/laser-lid.ftz) or any file a user brings (GlotLID, OpenLID, NLLB)."""
+"""A fastText language-ID model (labels `__label__fra_Latn`), read and run by laser's own numpy
+predictor (predictor.py): the shipped one (models/default/laser-lid.ftz) or any fastText file a
+user brings (GlotLID, OpenLID, NLLB)."""
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
 from ..text.languages import AUTO
+from . import fasttext_file
+from .predictor import LABEL_PREFIX, Predictor
 
-LABEL_PREFIX = "__label__"
 SHIPPED_FILE = "laser-lid.ftz"
 UNDETERMINED = "und"  # the code of a line without any text (ISO 639-3 'undetermined')
-FASTTEXT_MAGIC = 793712314
-# fastText's header: magic, version, then the arguments (12 int32 and a double)
-HEADER = struct.Struct("<ii12id")
-DICTIONARY = struct.Struct("<iiiqq")  # size, words, labels, tokens, pruned index size
-ENTRY_TAIL = 9  # after each entry's NUL-terminated string: count (int64), type (int8)
 
 
 @dataclass(frozen=True)
@@ -41,36 +37,14 @@ def shipped_model_path() -> Path:
 
 
 def read_labels(path: str | os.PathLike) -> list[str]:
-    """The labels of a fastText model file, without their prefix, read from its header."""
-    with open(path, "rb") as f:
-        head = f.read(HEADER.size + DICTIONARY.size)
-        if len(head) < HEADER.size + DICTIONARY.size or HEADER.unpack_from(head)[0] != FASTTEXT_MAGIC:
-            raise LaserError(f"{path}: not a fastText model file")
-        _, words, labels, _, _ = DICTIONARY.unpack_from(head, HEADER.size)
-        entries = _entries(f)
-        for _ in range(words):
-            next(entries)
-        return [_strip(next(entries)) for _ in range(labels)]
+    """The labels of a fastText model file, without their prefix, read from its dictionary."""
+    return [_strip(label) for label in fasttext_file.read_labels(path)]
 
 
-def _entries(f: BinaryIO) -> Iterator[str]:
-    """The dictionary's strings, read in blocks."""
-    buffer = b""
-    while True:
-        end = buffer.find(b"\0")
-        while end < 0 or len(buffer) < end + 1 + ENTRY_TAIL:
-            block = f.read(1 << 20)
-            if not block:
-                raise LaserError(f"{f.name}: a truncated fastText model file")
-            buffer += block
-            end = buffer.find(b"\0")
-        yield buffer[:end].decode("utf-8", "replace")
-        buffer = buffer[end + 1 + ENTRY_TAIL:]
-
-
-def _one_line(line: str) -> str:
-    """The line's words joined by single spaces (fastText reads one line up to its newline)."""
-    return " ".join(line.split())
+def _words(line: str) -> list[str]:
+    """The line's words as fastText reads them once laser has joined them by single spaces
+    (Unicode spaces and line breaks included; a NUL also separates words for fastText)."""
+    return line.split() if "\0" not in line else line.replace("\0", " ").split()
 
 
 def _strip(label: str) -> str:
@@ -84,34 +58,41 @@ class LanguageIdentifier:
         self.path = Path(path) if path is not None else shipped_model_path()
         if not self.path.is_file():
             raise LaserError(f"{self.path}: no such language-ID model file")
-        self.labels = read_labels(self.path)
-        self._model = _load(str(self.path))
+        try:
+            model = fasttext_file.read_model(self.path)
+        except OSError as error:
+            raise LaserError(f"{self.path}: cannot read the language-ID model "
+                             f"({error.strerror or error})") from None
+        self.labels = [_strip(label) for label in model.labels]
+        self._predictor = Predictor(model)
 
     def identify(self, lines: Iterable[str], top: int = 1) -> list[list[Guess]]:
         """The `top` likeliest languages of each line, likeliest first (a line without any
-        text: one Guess `und` with probability 0)."""
-        predict = self._model.predict
-        return [[Guess(_strip(label), min(probability, 1.0))
-                 for probability, label in predict(text + "\n", top, 0.0, "replace")]
-                if text else [Guess(UNDETERMINED, 0.0)]
-                for text in map(_one_line, lines)]
+        text, or without anything the model knows: one Guess `und` with probability 0)."""
+        return [list(map(Guess, codes, probabilities))
+                for codes, probabilities in zip(*self.ranked(lines, top))]
+
+    def ranked(self, lines: Iterable[str], top: int = 1) -> tuple[list[list[str]],
+                                                                 list[list[float]]]:
+        """`identify` as plain lists: each line's codes and their probabilities."""
+        words = [_words(line) for line in lines]
+        found = self._predictor.predict(words, top)
+        codes, probabilities = [], []
+        for line_words, labels, line_probabilities in zip(
+                words, found.labels.tolist(), found.probabilities.tolist()):
+            if line_words and labels[0] >= 0:
+                kept = [label for label in labels if label >= 0]
+                codes.append([self.labels[label] for label in kept])
+                probabilities.append([min(probability, 1.0)
+                                      for probability in line_probabilities[:len(kept)]])
+            else:
+                codes.append([UNDETERMINED])
+                probabilities.append([0.0])
+        return codes, probabilities
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""
-        return [guesses[0].code for guesses in self.identify(lines)]
-
-
-def _load(path: str):
-    """The fastText model behind the Python wrapper of fasttext-predict (or of fasttext: both
-    install the module): its `predict` gives (probability, label) pairs for one line."""
-    from fasttext_pybind import fasttext
-
-    model = fasttext()
-    try:
-        model.loadModel(path)
-    except (ValueError, RuntimeError, MemoryError) as error:
-        raise LaserError(f"{path}: not a fastText model file ({error})") from None
-    return model
+        return [codes[0] for codes in self.ranked(lines)[0]]
 
 
 @lru_cache(maxsize=4)
