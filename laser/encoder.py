@@ -31,7 +31,7 @@ from .models.registry import note_once
 from .models.resolve import ModelChoice, resolve_model
 from .models.routes import routed_files
 from .models.spaces import model_identity
-from .lid.model import Guess, identifier, line_languages
+from .lid.model import Ranked, identifier, line_languages
 from .text.languages import AUTO
 
 
@@ -43,10 +43,11 @@ class Prepared(list):
     """What `Encoder.prepare` makes of sentences: their id sequences (this list, one per
     sentence), the encoder that embeds each (`encoders`: the official LASER3 encoder of its
     language where one of the same space is installed, else the one that prepared it), and with
-    `auto` each sentence's identified languages (`guesses`: as `laser lid` prints them)."""
+    `auto` each sentence's identified languages (`guesses`: codes and probabilities, as
+    `LanguageIdentifier.ranked` gives them and `laser lid` prints them)."""
 
     def __init__(self, ids: list[list[int]], encoders: list[Encoder],
-                 guesses: Optional[list[list[Guess]]] = None):
+                 guesses: Optional[Ranked] = None):
         super().__init__(ids)
         self.encoders = encoders
         self.guesses = guesses
@@ -201,8 +202,8 @@ class Encoder:
         each sentence is preprocessed as its language and, with languages known one by one,
         by the encoder that embeds it (`route`)."""
         sentences = _sentence_list(sentences)
-        guesses = identifier().identify(sentences) if lang == AUTO else None
-        languages = ([line[0].code for line in guesses] if guesses is not None
+        guesses = identifier().ranked(sentences) if lang == AUTO else None
+        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
                      else line_languages(sentences, lang))
         if languages is None:
             return Prepared(self._prepare_one_language(sentences, lang), [self] * len(sentences))

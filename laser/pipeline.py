@@ -199,9 +199,9 @@ def counted_languages(chunks: Iterator[EmbeddedChunk], counts: Counter,
     likeliest) and written to `out` when given, as `laser lid` prints them."""
     for rows, guesses in chunks:
         if guesses is not None:
-            counts.update(line[0].code for line in guesses)
+            counts.update(codes[0] for codes in guesses[0])
             if out is not None:
-                write_batch(out, guesses)
+                write_batch(out, *guesses)
         yield rows
 
 

@@ -92,8 +92,8 @@ class DocumentEncoder:
 
     def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> EmbeddedChunk:
         """The documents' rows, and with lang `auto` their identified languages."""
-        guesses = identifier().identify(documents) if lang == AUTO else None
-        languages = ([line[0].code for line in guesses] if guesses is not None
+        guesses = identifier().ranked(documents) if lang == AUTO else None
+        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
                      else [lang] * len(documents))
         parts = [split_document(document, code) for document, code in zip(documents, languages)]
         sentences = [sentence for part in parts for sentence in part]

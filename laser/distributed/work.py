@@ -96,7 +96,7 @@ def embed_shard(encoder: Encoder, job: ShardJob) -> int:
             prepared = encoder.prepare(chunk, job.lang)
             writer.write(encoder.encode_ids(prepared))
             if languages is not None:
-                write_batch(languages, prepared.guesses)
+                write_batch(languages, *prepared.guesses)
         if writer.rows != shard.lines:
             raise LaserError(f"{job.input_path}: lines {shard.start + 1}-{shard.stop} gave "
                              f"{writer.rows} rows, not {shard.lines}")

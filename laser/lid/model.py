@@ -19,6 +19,10 @@ SHIPPED_FILE = "laser-lid.ftz"
 UNDETERMINED = "und"  # the code of a line without any text (ISO 639-3 'undetermined')
 
 
+# Each line's likeliest codes and their probabilities, as two parallel lists of lists.
+Ranked = tuple[list[list[str]], list[list[float]]]
+
+
 @dataclass(frozen=True)
 class Guess:
     """One language a line may be in: its code (FLORES-200 style) and the model's probability."""
@@ -72,8 +76,7 @@ class LanguageIdentifier:
         return [list(map(Guess, codes, probabilities))
                 for codes, probabilities in zip(*self.ranked(lines, top))]
 
-    def ranked(self, lines: Iterable[str], top: int = 1) -> tuple[list[list[str]],
-                                                                 list[list[float]]]:
+    def ranked(self, lines: Iterable[str], top: int = 1) -> Ranked:
         """`identify` as plain lists: each line's codes and their probabilities."""
         words = [_words(line) for line in lines]
         found = self._predictor.predict(words, top)
@@ -102,10 +105,10 @@ def identifier(path: Optional[str] = None) -> LanguageIdentifier:
 
 
 def line_languages(lines: Sequence[str], lang: str | Sequence[str]) -> Optional[list[str]]:
-    """Each line's language when `lang` is `auto` (identified) or a sequence (one per line);
-    None when `lang` is one language for every line."""
+    """Each line's language when `lang` is a sequence (one per line); None when `lang` is one
+    language for every line (`auto` is identified by the caller, which keeps the guesses)."""
     if isinstance(lang, str):
-        return identifier().best(lines) if lang == AUTO else None
+        return None
     if not isinstance(lang, Sequence):
         return None  # not a language at all: refused as one
     languages = list(lang)

@@ -68,13 +68,13 @@ def test_embed_lang_auto_equals_the_per_language_embeds_and_writes_the_languages
 
 def test_each_line_is_identified_once(tmp_path, monkeypatch):
     identified = []
-    real = LanguageIdentifier.identify
+    real = LanguageIdentifier.ranked
 
     def counting(self, lines, top=1):
         lines = list(lines)
         identified.extend(lines)
         return real(self, lines, top)
-    monkeypatch.setattr(LanguageIdentifier, "identify", counting)
+    monkeypatch.setattr(LanguageIdentifier, "ranked", counting)
     source = tmp_path / "mixed.txt"
     source.write_text("".join(line + "\n" for line, _ in MIXED), encoding="utf-8")
     laser_ok("embed", source, "-o", tmp_path / "mixed.npy", "--lang", "auto", "--lang-out",
