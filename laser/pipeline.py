@@ -19,7 +19,7 @@ from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import check_sidecar_replaceable, write_sidecar
 from .io.text import check_input, count_lines, read_lines
 from .lid.files import languages_output, write_batch
-from .lid.model import Guess, shipped_model_path
+from .lid.model import Ranked, shipped_model_path
 from .models.files import ModelFiles
 from .models.routes import language_models
 from .text.languages import AUTO
@@ -37,7 +37,7 @@ GIL_SWITCH_SECONDS = 0.0005
 
 # The rows of a chunk of lines, one per line, and with lang `auto` each line's identified
 # languages (likeliest first; None otherwise).
-EmbeddedChunk = tuple[np.ndarray, Optional[list[list[Guess]]]]
+EmbeddedChunk = tuple[np.ndarray, Optional[Ranked]]
 # Embeds one chunk of lines (encoder, lines, lang).
 ChunkEncoder = Callable[["Encoder", list[str], str], EmbeddedChunk]
 
