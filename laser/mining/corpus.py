@@ -3,7 +3,7 @@ sentences."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -43,10 +43,11 @@ class Corpus:
 
 def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
                 unify_options: UnifyOptions = UnifyOptions(),
-                workdir: Optional[str] = None) -> Corpus:
+                workdir: Optional[str] = None,
+                tee: Optional[Callable[[Iterator[str]], Iterator[str]]] = None) -> Corpus:
     """Count the lines of a side (streamed); with `unify`, merge its duplicate lines (identical,
     or alike once normalised: `unify_options`) into one sentence, in bounded memory (spilling to
-    `workdir`).
+    `workdir`); `tee` sees the lines as they pass (`laser mine` writes its text shards).
 
     A merged sentence keeps the embedding of its last occurrence, as the official tool does;
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
@@ -58,6 +59,8 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     files: list[str] = []
     starts: list[int] = []
     lines = _noting_files(path, files, starts)
+    if tee:
+        lines = tee(lines)
     unified = None
     if unify or legacy_line_map:
         unified = unify_lines(lines, unify_options if unify else UnifyOptions(), workdir)
