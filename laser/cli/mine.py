@@ -1,6 +1,7 @@
 """`laser mine`: the official `mine_bitexts.py` options and results, with exact blocked k-NN."""
 from __future__ import annotations
 
+import shutil
 from typing import Optional
 
 import click
@@ -136,6 +137,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..mining.staged import SHARD_LINES, CorpusOptions, WorkOptions, mine_in_stages
     from ..mining.summary import ScoreSummary
     from ..mining.unify import UnifyOptions
+    from ..mining.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
@@ -150,8 +152,13 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
                        _runner(distributed), verbose)
-    mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders), options,
-                           CorpusOptions(unify, unify_by, legacy_line_map), work)
+    try:
+        mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders), options,
+                               CorpusOptions(unify, unify_by, legacy_line_map), work)
+    except LaserError:
+        if not work_dir and not holds_finished_tasks(work.work_dir):
+            shutil.rmtree(work.work_dir, ignore_errors=True)  # nothing a re-run would reuse
+        raise
     keep = None
     if languages:
         from ..mining.language_filter import language_filter
@@ -160,7 +167,6 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
                                                                  mined.trg_files.texts()),
                                 mined.src, mined.trg, how, keep)
     if not work_dir:
-        import shutil
         shutil.rmtree(work.work_dir, ignore_errors=True)
     if verbose:
         click.echo(f" - {_counts(src.text, mined.src)}; {_counts(trg.text, mined.trg)}",

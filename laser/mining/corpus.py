@@ -53,9 +53,7 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
     tool's defect of looking rows up by the rank of a line's first occurrence.
     """
-    if path == STDIN:
-        raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
-    check_input(path)
+    check_side_input(path)
     files: list[str] = []
     starts: list[int] = []
     lines = _noting_files(path, files, starts)
@@ -76,6 +74,13 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     if not unify:
         return Corpus(path, unified.line_sentence, every, every, **where)
     return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line, **where)
+
+
+def check_side_input(path: str) -> None:
+    """Refuse stdin (a side is read more than once) and inputs that are not there."""
+    if path == STDIN:
+        raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
+    check_input(path)
 
 
 def _noting_files(spec: str, files: list[str], starts: list[int]) -> Iterator[str]:

@@ -15,11 +15,10 @@ import numpy as np
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
 from ..io.embeddings import open_embeddings
-from ..io.sources import check_input
 from ..search.inputs import EmbeddingSource
 from ..search.vectors import check_same_dim
 from ..distributed.work import EncoderSpec
-from .corpus import Corpus, corpus_vectors
+from .corpus import Corpus, check_side_input, corpus_vectors
 from .mine import MineOptions
 from .retrieval import CHUNK_PAIRS, Pairs
 from .stages import (ApproximateShard, EmbedShard, ExactShard, MarginShard, MergeBackward,
@@ -88,7 +87,6 @@ class StagedMine:
         run_stage(stage, tasks, self.work.runner, self.work.progress, stage.directory.name)
 
     def split(self, side: str, spec: str, corpus: CorpusOptions) -> tuple[Stage, SplitSideFiles]:
-        check_input(spec)
         stage = self.stage(f"{side}-split", {"input": fingerprint(spec), **asdict(corpus),
                                              "shard_lines": self.work.shard_lines})
         self.run(stage, [SplitSide("split", spec, str(stage.directory), self.work.shard_lines,
@@ -152,6 +150,8 @@ def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
                    options: MineOptions, corpus: CorpusOptions, work: WorkOptions) -> Mined:
     """Run (or resume) every stage of `laser mine` up to the retrieved pairs."""
     staged = StagedMine(work)
+    for source in sources:
+        check_side_input(source.text)  # before any work: a missing file, a glob matching nothing
     splits = [staged.split(side, source.text, corpus) for side, source in zip(SIDES, sources)]
     found = [staged.vectors(side, source, spec, *split)
              for side, source, spec, split in zip(SIDES, sources, specs, splits)]

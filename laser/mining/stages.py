@@ -395,7 +395,8 @@ class MergeIndex:
         index = _read_index(self.trained)
         lists = faiss.extract_index_ivf(index)
         for path in self.parts:
-            lists.merge_from(faiss.extract_index_ivf(_read_index(path)), 0)
+            part = _read_index(path)  # alive while its lists are merged
+            lists.merge_from(faiss.extract_index_ivf(part), 0)
         index.ntotal = lists.ntotal
         _write_index(index, self.output)
         return {"rows": int(index.ntotal)}

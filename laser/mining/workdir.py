@@ -141,6 +141,11 @@ def fingerprint(spec: str) -> list:
     return found
 
 
+def holds_finished_tasks(root: str | os.PathLike) -> bool:
+    """Whether any stage under `root` recorded a finished task (something a re-run reuses)."""
+    return any(_read_json(path).get("done") for path in Path(root).glob(f"*/{MANIFEST}"))
+
+
 def _read_json(path: Path) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
