@@ -1,6 +1,7 @@
 """`laser mine`: the official `mine_bitexts.py` options and results, with exact blocked k-NN."""
 from __future__ import annotations
 
+import contextlib
 import shutil
 from typing import Optional
 
@@ -54,6 +55,14 @@ def _encoder_specs(model, sides, encoders) -> tuple:
     from ..search.inputs import loader_files
     return tuple(None if side.embeddings else EncoderSpec(loader_files(encoder), **model.running())
                  for side, encoder in zip(sides, encoders))
+
+
+def _ray_held(distributed):
+    """Ray's runtime held for every stage with --ray."""
+    if not distributed:
+        return contextlib.nullcontext()
+    from ..distributed.ray_runner import ray_runtime
+    return ray_runtime(distributed.address)
 
 
 def _runner(distributed):
@@ -153,8 +162,9 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
                        _runner(distributed), verbose)
     try:
-        mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders), options,
-                               CorpusOptions(unify, unify_by, legacy_line_map), work)
+        with _ray_held(distributed):
+            mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
+                                   options, CorpusOptions(unify, unify_by, legacy_line_map), work)
     except LaserError:
         if not work_dir and not holds_finished_tasks(work.work_dir):
             shutil.rmtree(work.work_dir, ignore_errors=True)  # nothing a re-run would reuse
