@@ -59,6 +59,15 @@ def stacked(paths: tuple[str, ...]) -> np.ndarray | StackedRows:
     return parts[0] if len(parts) == 1 else StackedRows(parts, list(paths))
 
 
+class OneOutput:
+    """A task whose one file is `output`."""
+
+    output: str
+
+    def outputs(self) -> list[str]:
+        return [self.output]
+
+
 # -- split ------------------------------------------------------------------------------------
 
 class _TextShards:
@@ -208,7 +217,7 @@ def _encoder(spec: EncoderSpec) -> Encoder:
 
 
 @dataclass(frozen=True)
-class EmbedShard:
+class EmbedShard(OneOutput):
     """Embed one text shard in `lang` into `output` (float32 rows, one per line)."""
 
     name: str
@@ -218,9 +227,6 @@ class EmbedShard:
     lang: str
     spec: EncoderSpec
     chunk_lines: int
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         job = ShardJob(self.text, self.shard, self.output, self.lang, "float32", self.chunk_lines)
@@ -346,16 +352,13 @@ def is_ivf(index) -> bool:
 
 
 @dataclass(frozen=True)
-class TrainIndex:
+class TrainIndex(OneOutput):
     """An empty index of `factory`, trained on the seeded sample `build_index` takes."""
 
     name: str
     base: SideVectors
     factory: str
     output: str
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         index = trained_index(self.base.open(), self.factory, "cosine")
@@ -364,7 +367,7 @@ class TrainIndex:
 
 
 @dataclass(frozen=True)
-class PopulateIndex:
+class PopulateIndex(OneOutput):
     """The trained index holding base sentences start..stop: under their own ids (IVF, for
     merging), else numbered on (the whole side in one task)."""
 
@@ -376,9 +379,6 @@ class PopulateIndex:
     output: str
     with_ids: bool
 
-    def outputs(self) -> list[str]:
-        return [self.output]
-
     def run(self) -> dict:
         index = _read_index(self.trained)
         add_rows(index, self.base.part(self.start, self.stop),
@@ -388,16 +388,13 @@ class PopulateIndex:
 
 
 @dataclass(frozen=True)
-class MergeIndex:
+class MergeIndex(OneOutput):
     """The IVF index of a whole side: the populated shards' lists appended in order."""
 
     name: str
     trained: str
     parts: tuple[str, ...]
     output: str
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         import faiss
@@ -474,7 +471,7 @@ def load_candidates(lists: str, margins: str) -> Candidates:
 
 
 @dataclass(frozen=True)
-class RunShard:
+class RunShard(OneOutput):
     """One shard's pairs sorted best first (`laser.mining.retrieval`): its best candidates, or
     every candidate; for intersect only mutual ones, for candidates of both directions only
     bwd candidates the fwd lists (`fwd_ids`) lack."""
@@ -489,9 +486,6 @@ class RunShard:
     output: str
     mutual_with: tuple[str, ...] = ()  # intersect: the bwd best files
     fwd_ids: tuple[str, ...] = ()
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         if self.every_candidate:
@@ -528,7 +522,7 @@ def write_pair_file(path: str, chunks: Iterator[Pairs]) -> int:
 
 
 @dataclass(frozen=True)
-class MergeRuns:
+class MergeRuns(OneOutput):
     """The retrieved pairs (pairs.bin, line numbers): the runs merged best first, walked
     greedily for max (above the threshold), else all of them."""
 
@@ -539,9 +533,6 @@ class MergeRuns:
     src: str  # split directories
     trg: str
     output: str
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         src, trg = SplitSideFiles.read(self.src), SplitSideFiles.read(self.trg)
@@ -554,7 +545,7 @@ class MergeRuns:
 
 
 @dataclass(frozen=True)
-class SearchLines:
+class SearchLines(OneOutput):
     """Mode search: every source line with the best target of its sentence (pairs.bin)."""
 
     name: str
@@ -562,9 +553,6 @@ class SearchLines:
     trg: str
     best: tuple[str, ...]
     output: str
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         src, trg = SplitSideFiles.read(self.src).corpus(), SplitSideFiles.read(self.trg).corpus()
@@ -581,7 +569,7 @@ class SearchLines:
 
 
 @dataclass(frozen=True)
-class ScoreLines:
+class ScoreLines(OneOutput):
     """Mode score: the margin of line i with line i, up to the shorter side (pairs.bin)."""
 
     name: str
@@ -593,9 +581,6 @@ class ScoreLines:
     bwd_means: tuple[str, ...]
     kind: str
     output: str
-
-    def outputs(self) -> list[str]:
-        return [self.output]
 
     def run(self) -> dict:
         from .mine import aligned_similarities

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Optional, Protocol
 from tqdm import tqdm
 
 from ..errors import LaserError
+from ..distributed.shards import read_json
 from ..io.atomic import atomic_text_output
 from ..io.sources import expand
 
@@ -55,7 +56,7 @@ class Stage:
         """The stage in `directory`: kept when its manifest records the same dependencies,
         else emptied."""
         depends = json.loads(json.dumps(depends))  # tuples as lists, as read back
-        stored = _read_json(directory / MANIFEST)
+        stored = read_json(directory / MANIFEST)
         if stored.get("depends") != depends:
             if directory.exists():
                 shutil.rmtree(directory)
@@ -143,16 +144,7 @@ def fingerprint(spec: str) -> list:
 
 def holds_finished_tasks(root: str | os.PathLike) -> bool:
     """Whether any stage under `root` recorded a finished task (something a re-run reuses)."""
-    return any(_read_json(path).get("done") for path in Path(root).glob(f"*/{MANIFEST}"))
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+    return any(read_json(path).get("done") for path in Path(root).glob(f"*/{MANIFEST}"))
 
 
 def checked_file(path: str, what: Optional[str] = None) -> str:
