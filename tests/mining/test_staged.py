@@ -1,6 +1,7 @@
 """`laser mine` in stages over a work directory: shards smaller than the inputs give the bytes
 of one shard (the digests test_same_results.py recorded with the in-memory code), a re-run
 resumes, a changed option recomputes only the stages after it, and bad shards are one line."""
+import hashlib
 import json
 
 import numpy as np
@@ -8,6 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from laser.cli import main
+from laser.io.embeddings import open_embeddings
+from laser.mining.corpus import corpus_vectors, scan_corpus
+from laser.mining.mine import MineOptions, mine
+from laser.mining.output import write_pairs
+from laser.search.approximate import ApproximateSearch
 
 from test_same_results import CORPUS, RECORDED, embeddings, mined_digest  # noqa: F401
 
@@ -88,3 +94,18 @@ def test_without_a_work_dir_the_shards_are_removed_on_success(tmp_path, embeddin
         "--shard-lines", "300", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert [path.name for path in tmp_path.iterdir()] == ["mined.tsv"]
+
+
+@pytest.mark.parametrize("factory", ["IVF8,Flat", "IVF8,PQ8x4fs"])
+def test_approximate_shards_write_what_one_process_finds_in_memory(tmp_path, embeddings, factory):
+    """The index trained on the same sample, populated by shards and merged, searched by query
+    shards: the pairs and scores of `mine` on whole arrays in memory."""
+    src, trg = (scan_corpus(str(CORPUS / f"{side}.txt"), unify=True) for side in ("src", "trg"))
+    x, y = (corpus_vectors(corpus, open_embeddings(embeddings / f"{side}.npy"), side)
+            for corpus, side in ((src, "src"), (trg, "trg")))
+    options = MineOptions(approximate=ApproximateSearch(factory, nprobe=3))
+    write_pairs(str(tmp_path / "memory.tsv"), mine(src, trg, x, y, options), src, trg)
+    digest = mined_digest(tmp_path, CORPUS / "src.txt", CORPUS / "trg.txt",
+                          embeddings / "src.npy", embeddings / "trg.npy",
+                          ["--unify", "--index", factory, "--nprobe", "3", "--shard-lines", "150"])
+    assert digest == hashlib.sha256((tmp_path / "memory.tsv").read_bytes()).hexdigest()
