@@ -109,3 +109,22 @@ def test_approximate_shards_write_what_one_process_finds_in_memory(tmp_path, emb
                           embeddings / "src.npy", embeddings / "trg.npy",
                           ["--unify", "--index", factory, "--nprobe", "3", "--shard-lines", "150"])
     assert digest == hashlib.sha256((tmp_path / "memory.tsv").read_bytes()).hexdigest()
+
+
+def test_text_embedded_in_shards_mines_as_in_one(tmp_path):
+    lines = ["Hello world.", "The book is on the table.", "Where is the station?",
+             "I like green tea.", "It is raining today.", "My brother plays the piano.",
+             "Hello world."]
+    for side in ("src", "trg"):
+        (tmp_path / f"{side}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    outputs = []
+    for shard_lines in ("3", "100"):
+        out = tmp_path / f"{shard_lines}.tsv"
+        result = CliRunner().invoke(main, [
+            "mine", str(tmp_path / "src.txt"), str(tmp_path / "trg.txt"), "--src-lang", "en",
+            "--trg-lang", "en", "--unify", "--shard-lines", shard_lines,
+            "--work-dir", str(tmp_path / f"work-{shard_lines}"), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 6
+    assert len(list((tmp_path / "work-3" / "src-embed").glob("embeddings-*.npy"))) == 3
