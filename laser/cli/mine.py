@@ -68,9 +68,9 @@ def _ray_held(distributed):
 def _runner(distributed):
     """Where the shard tasks run: in this process, or on Ray with --ray."""
     if not distributed:
-        from ..mining.workdir import in_process
+        from ..distributed.workdir import in_process
         return in_process
-    from ..distributed.mine_stages import ray_runner
+    from ..distributed.ray_tasks import ray_runner
     return ray_runner(distributed)
 
 
@@ -143,10 +143,11 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..io.atomic import check_output_path
     from ..mining.mine import MineOptions
     from ..mining.output import PairFormat, PairTexts, write_pair_chunks
-    from ..mining.staged import SHARD_LINES, CorpusOptions, WorkOptions, mine_in_stages
+    from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
+                                           mine_in_stages)
     from ..mining.summary import ScoreSummary
     from ..mining.unify import UnifyOptions
-    from ..mining.workdir import holds_finished_tasks
+    from ..distributed.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)

@@ -74,7 +74,7 @@ class MineOptions:
 def mine(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, options: MineOptions = MineOptions(),
          progress: bool = False) -> Pairs:
     """Pairs of line numbers with their scores, in output order, from vectors in memory (the
-    Python API; `laser mine` runs `laser.mining.staged` over a work directory)."""
+    Python API; `laser mine` runs `laser.distributed.mine_stages` over a work directory)."""
     found = Neighbourhoods.compute(x, y, options.k, options.approximate, progress)
     if options.mode == "score":
         return score_pairs(src, trg, x, y, found, options.margin)

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Optional, Protocol
 from tqdm import tqdm
 
 from ..errors import LaserError
-from ..distributed.shards import read_json
+from .shards import read_json
 from ..io.atomic import atomic_text_output
 from ..io.sources import expand
 
@@ -102,7 +102,7 @@ def timed(task: Task) -> tuple[dict, float]:
 
 
 # Runs tasks and calls back (task, record, cpu seconds) as each finishes: in this process, or
-# on Ray (`laser.distributed.mine_stages`).
+# on Ray (`laser.distributed.ray_tasks`).
 Runner = Callable[[list, Callable[[Task, dict, float], None]], None]
 
 

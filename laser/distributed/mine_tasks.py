@@ -1,6 +1,6 @@
 """The shard tasks of `laser mine`: each one idempotent, picklable and free of Ray, reading its
 inputs from the work directory and writing its outputs there atomically, so that it runs in
-this process or on any node that sees the directory (`laser.distributed.mine_stages`).
+this process or on any node that sees the directory (`laser.distributed.ray_tasks`).
 
 Stages: split a side into text shards (and --unify it), embed each text shard, train an index
 on a sample and populate it by shards (with --index), find the k nearest neighbours of each
@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import numpy as np
 
-from ..distributed.shards import Shard, content_digest
-from ..distributed.work import EncoderSpec, ShardJob, embed_shard
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output, replace_atomically
 from ..io.embeddings import StackedRows, open_embeddings, save_array
@@ -26,11 +24,13 @@ from ..search.approximate import ApproximateSearch, check_found, rescored
 from ..search.exact import exact_knn, merge_neighbours
 from ..search.index import add_rows, search, trained_index
 from ..search.vectors import Neighbours, Vectors
-from .corpus import Corpus, scan_corpus
-from .margins import Candidates, margin
-from .retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
+from ..mining.corpus import Corpus, scan_corpus
+from ..mining.margins import Candidates, margin
+from ..mining.retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
                         new_candidates, pairs_of)
-from .unify import UnifyOptions
+from ..mining.unify import UnifyOptions
+from .shards import Shard, content_digest
+from .work import EncoderSpec, ShardJob, embed_shard
 from .workdir import checked_file
 
 if TYPE_CHECKING:
@@ -583,7 +583,7 @@ class ScoreLines(OneOutput):
     output: str
 
     def run(self) -> dict:
-        from .mine import aligned_similarities
+        from ..mining.mine import aligned_similarities
         src, trg = SplitSideFiles.read(self.src).corpus(), SplitSideFiles.read(self.trg).corpus()
         x, y = self.x.open(), self.y.open()
         fwd_mean, bwd_mean = stacked(self.fwd_means), stacked(self.bwd_means)
