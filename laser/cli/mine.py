@@ -142,7 +142,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..distributed.ray_runner import default_work_dir
     from ..io.atomic import check_output_path
     from ..mining.mine import MineOptions
-    from ..mining.output import PairFormat, PairTexts, write_pair_chunks
+    from ..mining.output import PairFormat, PairTexts, WrittenPairs, write_pair_chunks
     from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
                                            mine_in_stages)
     from ..mining.summary import ScoreSummary
@@ -176,7 +176,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         keep = language_filter(languages)
     written = write_pair_chunks(output, mined.chunks(), PairTexts(mined.src_files.texts(),
                                                                  mined.trg_files.texts()),
-                                mined.src, mined.trg, how, keep)
+                                mined.src, mined.trg, how, keep, WrittenPairs(verbose))
     if not work_dir:
         shutil.rmtree(work.work_dir, ignore_errors=True)
     if verbose:

@@ -95,26 +95,29 @@ class PairTexts:
 
 @dataclass
 class WrittenPairs:
-    """What `write_pair_chunks` wrote: the scores of the pairs written, and how many pairs the
-    filter dropped."""
+    """What `write_pair_chunks` wrote: how many pairs, how many the filter dropped, and (when
+    `keep_scores`: 4 bytes a pair, for a summary) the scores written."""
 
-    scores: list = field(default_factory=list)
+    keep_scores: bool = False
+    count: int = 0
     dropped: int = 0
+    scores: list = field(default_factory=list)
 
-    @property
-    def count(self) -> int:
-        return sum(len(part) for part in self.scores)
+    def add(self, pairs: Pairs) -> None:
+        self.count += len(pairs)
+        if self.keep_scores:
+            self.scores.append(np.asarray(pairs.score))
 
     def all_scores(self) -> np.ndarray:
         return np.concatenate(self.scores) if self.scores else np.zeros(0, np.float32)
 
 
 def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, src: Corpus,
-                      trg: Corpus, how: PairFormat, keep: Optional[PairFilter] = None
-                      ) -> WrittenPairs:
+                      trg: Corpus, how: PairFormat, keep: Optional[PairFilter] = None,
+                      written: Optional[WrittenPairs] = None) -> WrittenPairs:
     """Write chunks of pairs (line numbers) atomically, streamed: each chunk's texts are looked
     up as it is written; `keep` drops pairs by their texts (the language filter)."""
-    written = WrittenPairs()
+    written = written or WrittenPairs()
     with atomic_text_output(output) as out:
         for pairs in chunks:
             needs_src, needs_trg = how.needs_src or keep, how.needs_trg or keep
@@ -127,5 +130,5 @@ def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, sr
                 pairs = Pairs(pairs.src[mask], pairs.trg[mask], pairs.score[mask])
             origins = pair_origins(pairs, src, trg) if how.provenance else None
             out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins))
-            written.scores.append(np.asarray(pairs.score))
+            written.add(pairs)
     return written
