@@ -21,7 +21,7 @@ from ..mining.corpus import Corpus, check_side_input, corpus_vectors
 from ..mining.mine import MineOptions
 from ..mining.retrieval import CHUNK_PAIRS, Pairs
 from .mine_tasks import (ApproximateShard, EmbedShard, ExactShard, MarginShard, MergeBackward,
-                     MergeIndex, MergeRuns, PopulateIndex, RunShard, ScoreLines, SearchLines,
+                     MergeRuns, PopulateIndex, RunShard, ScoreLines, SearchLines,
                      SideVectors, SplitSide, SplitSideFiles, TrainIndex, read_pairs)
 from .work import EncoderSpec
 from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
@@ -127,21 +127,11 @@ class StagedMine:
         return key_of(key), vectors
 
     def index(self, side: str, key: str, base: SideVectors, factory: str) -> str:
-        """The path of a side's index: trained on a sample, populated by shards, merged."""
+        """The path of a side's index: trained on a sample, then populated."""
         stage = self.stage(f"{side}-index", {"vectors": key, "factory": factory})
-        trained = stage.path("trained.index")
+        trained, output = stage.path("trained.index"), stage.path("side.index")
         self.run(stage, [TrainIndex("train", base, factory, trained)])
-        output = stage.path("side.index")
-        rows = len(base.open())
-        if not stage.done["train"]["ivf"]:
-            self.run(stage, [PopulateIndex("populate", base, trained, 0, rows, output, False)])
-            return output
-        parts = [PopulateIndex(f"populate-{start:012d}", base, trained, start, stop,
-                               stage.path(f"part-{index:06d}.index"), True)
-                 for index, (start, stop) in enumerate(_ranges(rows, self.work.shard_lines))]
-        self.run(stage, parts)
-        self.run(stage, [MergeIndex("merge", trained, tuple(part.output for part in parts),
-                                    output)])
+        self.run(stage, [PopulateIndex("populate", base, trained, output)])
         return output
 
 

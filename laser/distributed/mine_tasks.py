@@ -342,15 +342,6 @@ def _read_index(path: str):
                          "again") from None
 
 
-def is_ivf(index) -> bool:
-    import faiss
-    try:
-        faiss.extract_index_ivf(index)
-    except RuntimeError:
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class TrainIndex(OneOutput):
     """An empty index of `factory`, trained on the seeded sample `build_index` takes."""
@@ -363,47 +354,23 @@ class TrainIndex(OneOutput):
     def run(self) -> dict:
         index = trained_index(self.base.open(), self.factory, "cosine")
         _write_index(index, self.output)
-        return {"ivf": is_ivf(index)}
+        return {}
 
 
 @dataclass(frozen=True)
 class PopulateIndex(OneOutput):
-    """The trained index holding base sentences start..stop: under their own ids (IVF, for
-    merging), else numbered on (the whole side in one task)."""
+    """The trained index holding every sentence of the side, added in order a block at a time
+    from the memory map (merging indexes populated by shards is not safe for FAISS's fast-scan
+    lists, whose blocks of 32 codes are copied whole)."""
 
     name: str
     base: SideVectors
     trained: str
-    start: int
-    stop: int
-    output: str
-    with_ids: bool
-
-    def run(self) -> dict:
-        index = _read_index(self.trained)
-        add_rows(index, self.base.part(self.start, self.stop),
-                 first_id=self.start if self.with_ids else None)
-        _write_index(index, self.output)
-        return {"rows": self.stop - self.start}
-
-
-@dataclass(frozen=True)
-class MergeIndex(OneOutput):
-    """The IVF index of a whole side: the populated shards' lists appended in order."""
-
-    name: str
-    trained: str
-    parts: tuple[str, ...]
     output: str
 
     def run(self) -> dict:
-        import faiss
         index = _read_index(self.trained)
-        lists = faiss.extract_index_ivf(index)
-        for path in self.parts:
-            part = _read_index(path)  # alive while its lists are merged
-            lists.merge_from(faiss.extract_index_ivf(part), 0)
-        index.ntotal = lists.ntotal
+        add_rows(index, self.base.open())
         _write_index(index, self.output)
         return {"rows": int(index.ntotal)}
 
