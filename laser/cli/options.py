@@ -83,7 +83,9 @@ def ray_options(command, staged: bool = False):
                        "Inputs, outputs and models must be on a path every "
                        "node sees (docs/distributed.md).")
     @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
-                  help="With --ray: actors to start (default: one per CPU of the cluster).")
+                  help=("With --ray: shard tasks running at once (default: as many as the "
+                        "cluster's CPUs take)." if staged else
+                        "With --ray: actors to start (default: one per CPU of the cluster)."))
     @click.option("--shard-lines", type=click.IntRange(min=1), default=None,
                   help=("Lines (sentences, for the search) per shard task (default: 100000)."
                         if staged else

@@ -18,16 +18,20 @@ def _run_task(task: Task, threads: int) -> tuple[dict, float]:
 
 
 def ray_runner(options: RayOptions) -> Runner:
-    """Run a stage's tasks on Ray: all submitted at once (Ray queues them by free CPUs), each
-    retried `options.retries` times when its worker or node dies."""
+    """Run a stage's tasks on Ray, `options.workers` at a time (default: all submitted at once,
+    Ray queues them by free CPUs), each retried `options.retries` times when its worker or node
+    dies."""
     def run(tasks: list, done: Callable[[Task, dict, float], None]) -> None:
         import ray
         with ray_runtime(options.address):
             remote = ray.remote(_run_task).options(num_cpus=options.threads,
                                                     max_retries=options.retries)
-            pending = {remote.remote(task, options.threads): task for task in tasks}
+            waiting, pending = list(reversed(tasks)), {}
             try:
-                while pending:
+                while waiting or pending:
+                    while waiting and len(pending) < (options.workers or len(tasks)):
+                        task = waiting.pop()
+                        pending[remote.remote(task, options.threads)] = task
                     [ready], _ = ray.wait(list(pending), num_returns=1)
                     task = pending.pop(ready)
                     done(task, *ray_result(ready))
