@@ -98,7 +98,7 @@ def test_without_a_work_dir_the_shards_are_removed_on_success(tmp_path, embeddin
 
 @pytest.mark.parametrize("factory", ["IVF8,Flat", "IVF8,PQ8x4fs"])
 def test_approximate_shards_write_what_one_process_finds_in_memory(tmp_path, embeddings, factory):
-    """The index trained on the same sample, populated by shards and merged, searched by query
+    """The index trained on the same sample and populated in its own task, searched by query
     shards: the pairs and scores of `mine` on whole arrays in memory."""
     src, trg = (scan_corpus(str(CORPUS / f"{side}.txt"), unify=True) for side in ("src", "trg"))
     x, y = (corpus_vectors(corpus, open_embeddings(embeddings / f"{side}.npy"), side)
