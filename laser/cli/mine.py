@@ -1,6 +1,8 @@
 """`laser mine`: the official `mine_bitexts.py` options and results, with exact blocked k-NN."""
 from __future__ import annotations
 
+import contextlib
+import shutil
 from typing import Optional
 
 import click
@@ -12,7 +14,8 @@ from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
 from .common import examples, main, model_options, side_loaders
-from .options import approximate_options, bitext_inputs, lid_model_option, ray_options
+from .options import (approximate_options, bitext_inputs, lid_model_option,
+                      staged_ray_options)
 
 
 def _warn(message: str) -> None:
@@ -46,19 +49,29 @@ def _counts(name: str, corpus) -> str:
     return f"{name}: {corpus.lines} lines{files}, {corpus.sentences} sentences searched"
 
 
-def _work_dir(distributed, output: str):
-    """Where temporary files go: --work-dir with --ray, else beside the output."""
-    from ..search.inputs import work_dir
-    return (distributed and distributed.work_dir) or work_dir(output)
+def _encoder_specs(model, sides, encoders) -> tuple:
+    """How any process loads each side's model (None for precomputed embeddings)."""
+    from ..distributed.work import EncoderSpec
+    from ..search.inputs import loader_files
+    return tuple(None if side.embeddings else EncoderSpec(loader_files(encoder), **model.running())
+                 for side, encoder in zip(sides, encoders))
 
 
-def _ray_search(distributed, options, output: str):
-    """Both neighbourhoods found on Ray with --ray (None: in this process)."""
+def _ray_held(distributed):
+    """Ray's runtime held for every stage with --ray."""
     if not distributed:
-        return None
-    from ..distributed.knn import ray_neighbourhoods
-    return ray_neighbourhoods(distributed, options.k, options.approximate,
-                              _work_dir(distributed, output))
+        return contextlib.nullcontext()
+    from ..distributed.ray_runner import ray_runtime
+    return ray_runtime(distributed.address)
+
+
+def _runner(distributed):
+    """Where the shard tasks run: in this process, or on Ray with --ray."""
+    if not distributed:
+        from ..distributed.workdir import in_process
+        return in_process
+    from ..distributed.ray_tasks import ray_runner
+    return ray_runner(distributed)
 
 
 @main.command("mine", epilog=examples(
@@ -112,10 +125,10 @@ def _ray_search(distributed, options, output: str):
                    "target is not identified as --trg-lang (language ID; --mode mine).")
 @lid_model_option
 @model_options
-@ray_options
+@staged_ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
                  output_format, provenance, candidates, approximate, legacy_line_map, encoding,
-                 gpu, verbose, lid_filter, lid_model, distributed, model):
+                 gpu, verbose, lid_filter, lid_model, distributed, shard_lines, work_dir, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
@@ -126,39 +139,51 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     like): every similarity is re-scored in one fixed order. With --index, which candidates
     FAISS proposes may depend on the thread count (docs/search-and-mining.md#laser-mine).
     """
+    from ..distributed.ray_runner import default_work_dir
     from ..io.atomic import check_output_path
-    from ..mining.corpus import scan_corpus
-    from ..mining.inputs import bitext_vectors
-    from ..mining.mine import MineOptions, mine
-    from ..mining.output import write_pairs
+    from ..mining.mine import MineOptions
+    from ..mining.output import PairFormat, PairTexts, WrittenPairs, write_pair_chunks
+    from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
+                                           mine_in_stages)
     from ..mining.summary import ScoreSummary
     from ..mining.unify import UnifyOptions
-    from ..search.inputs import work_dir
+    from ..distributed.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
+    how = PairFormat(output_format, mode, provenance)
     check_output_path(output)
     if unify_by != "line" and not unify:
         raise LaserError("--unify-by goes with --unify")
-    unify_options = UnifyOptions(unify_by)
-    src_corpus, trg_corpus = (scan_corpus(side.text, unify, legacy_line_map, unify_options,
-                                          _work_dir(distributed, output)) for side in (src, trg))
+    UnifyOptions(unify_by)
     encoders = side_loaders(model, src, trg)
     if verbose:
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
-    with bitext_vectors(src_corpus, trg_corpus, src, trg, encoders, work_dir(output)) as (x, y):
-        pairs = mine(src_corpus, trg_corpus, x, y, options, progress=verbose,
-                     search=_ray_search(distributed, options, output))
+    work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
+                       _runner(distributed), verbose)
+    try:
+        with _ray_held(distributed):
+            mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
+                                   options, CorpusOptions(unify, unify_by, legacy_line_map), work)
+    except LaserError:
+        if not work_dir and not holds_finished_tasks(work.work_dir):
+            shutil.rmtree(work.work_dir, ignore_errors=True)  # nothing a re-run would reuse
+        raise
+    keep = None
     if languages:
-        from ..mining.language_filter import language_filtered
-        pairs, wrong_language = language_filtered(pairs, src_corpus, trg_corpus, languages)
-    write_pairs(output, pairs, src_corpus, trg_corpus, output_format, mode, provenance)
+        from ..mining.language_filter import language_filter
+        keep = language_filter(languages)
+    written = write_pair_chunks(output, mined.chunks(), PairTexts(mined.src_files.texts(),
+                                                                 mined.trg_files.texts()),
+                                mined.src, mined.trg, how, keep, WrittenPairs(verbose))
+    if not work_dir:
+        shutil.rmtree(work.work_dir, ignore_errors=True)
     if verbose:
-        click.echo(f" - {_counts(src.text, src_corpus)}; {_counts(trg.text, trg_corpus)}",
+        click.echo(f" - {_counts(src.text, mined.src)}; {_counts(trg.text, mined.trg)}",
                    err=True)
         if languages:
-            click.echo(f" - dropped {wrong_language} pairs whose source or target is identified "
-                       "as another language (--lid-filter)", err=True)
-        click.echo(f" - wrote {len(pairs)} lines to {output}", err=True)
-        click.echo(f" - {ScoreSummary.of(pairs.score).line()}", err=True)
+            click.echo(f" - dropped {written.dropped} pairs whose source or target is "
+                       "identified as another language (--lid-filter)", err=True)
+        click.echo(f" - wrote {written.count} lines to {output}", err=True)
+        click.echo(f" - {ScoreSummary.of(written.all_scores()).line()}", err=True)

@@ -72,35 +72,52 @@ def bitext_inputs(command):
     return wrapper
 
 
-def ray_options(command):
+def ray_options(command, staged: bool = False):
     """--ray ADDRESS with its --ray-workers, --shard-lines and --work-dir, passed on as one
-    `distributed` RayOptions (None: run in this process)."""
+    `distributed` RayOptions (None: run in this process). `staged` commands (laser mine) keep
+    shards in a work directory with or without Ray: they take --shard-lines and --work-dir as
+    `shard_lines` and `work_dir` of their own."""
     @click.option("--ray", "address", metavar="ADDRESS", default=None,
                   help="Run on Ray (the ray extra: pip install 'laser-toolkit[ray]'): 'local' "
                        "(this machine's cores), 'auto' (the running cluster) or ray://HOST:PORT. "
                        "Inputs, outputs and models must be on a path every "
                        "node sees (docs/distributed.md).")
     @click.option("--ray-workers", type=click.IntRange(min=1), default=None,
-                  help="With --ray: actors to start (default: one per CPU of the cluster).")
+                  help=("With --ray: shard tasks running at once (default: as many as the "
+                        "cluster's CPUs take)." if staged else
+                        "With --ray: actors to start (default: one per CPU of the cluster)."))
     @click.option("--shard-lines", type=click.IntRange(min=1), default=None,
-                  help="With --ray: lines (embeddings to search or index) per task "
-                       "(default: 10000 lines, the embedding chunk; 32768 rows).")
+                  help=("Lines (sentences, for the search) per shard task (default: 100000)."
+                        if staged else
+                        "With --ray: lines (embeddings to search or index) per task "
+                        "(default: 10000 lines, the embedding chunk; 32768 rows)."))
     @click.option("--work-dir", type=click.Path(file_okay=False), default=None,
-                  help="With --ray: keep finished shards here (embed): the same command with "
-                       "the same --work-dir resumes, computing only missing shards; temporary "
-                       "indexes go here (mine). Default: beside the output.")
+                  help=("Keep every stage's shards here: the same command with the same "
+                        "--work-dir resumes at the first missing shard, and recomputes only "
+                        "what a changed input or option changes. Default: a hidden folder "
+                        "beside the output, removed on success." if staged else
+                        "With --ray: keep finished shards here (embed): the same command with "
+                        "the same --work-dir resumes, computing only missing shards; temporary "
+                        "indexes go here. Default: beside the output."))
     @functools.wraps(command)
     def wrapper(*args, address, ray_workers, shard_lines, work_dir, **kwargs):
-        if not address and (ray_workers or shard_lines or work_dir):
-            raise LaserError("--ray-workers, --shard-lines and --work-dir go with --ray")
+        alone = (ray_workers,) if staged else (ray_workers, shard_lines, work_dir)
+        if not address and any(alone):
+            raise LaserError("--ray-workers goes with --ray" if staged else
+                             "--ray-workers, --shard-lines and --work-dir go with --ray")
         distributed = None
         if address:
             from ..distributed.ray_runner import RayOptions, require_ray
             require_ray()
             distributed = RayOptions(address, ray_workers, shard_lines=shard_lines,
                                      work_dir=work_dir)
+        if staged:
+            kwargs.update(shard_lines=shard_lines, work_dir=work_dir)
         return command(*args, distributed=distributed, **kwargs)
     return wrapper
+
+
+staged_ray_options = functools.partial(ray_options, staged=True)
 
 
 lid_model_option = click.option(

@@ -1,20 +1,18 @@
-"""k-NN in both directions on Ray, for mining: exact blockwise search by shards of query rows
-(merged into the single-process result), or FAISS IVF indexes trained once on a seeded sample
-and populated by shards with global ids. Workers open the embeddings from their file paths."""
+"""FAISS IVF indexes built on Ray (`laser knn build --ray`): trained once on a seeded sample and
+populated by shards with global ids. Workers open the embeddings from their file paths.
+(`laser mine --ray` runs its own stages' tasks: `laser.distributed.mine_stages`.)"""
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from ..errors import LaserError
-from ..search.approximate import ApproximateSearch, check_found, rescored
-from ..search.exact import BLOCK_ROWS, exact_knn, merge_neighbours, resolve_precision
-from ..search.index import add_rows, search, trained_index
-from ..search.vectors import Neighbours, Vectors, check_same_dim
+from ..search.exact import BLOCK_ROWS
+from ..search.index import add_rows, trained_index
+from ..search.vectors import Vectors
 from .ray_runner import (RayOptions, default_workers, ray_result, ray_runtime, run_jobs,
                          start_actors, stop_actors)
 from .work import pin_threads
@@ -62,12 +60,6 @@ class KnnWorker:
     def __init__(self, threads: int):
         pin_threads(threads)
 
-    def exact(self, x: SharedVectors, y: SharedVectors, start: int, stop: int, k: int,
-              block: int, precision: str) -> tuple[Neighbours, Neighbours]:
-        """k-NN of x rows start..stop in y, and of y in those rows (ids counted from start)."""
-        return exact_knn(x.open(start, stop), y.open(), k, block, precision=precision,
-                         first_row=start)
-
     def train(self, base: SharedVectors, factory: str, metric: str,
               train_size: Optional[int]) -> bytes:
         import faiss
@@ -81,67 +73,8 @@ class KnnWorker:
         add_rows(index, base.open(start, stop), first_id=start)
         return faiss.serialize_index(index).tobytes()
 
-    def search(self, index_path: str, queries: SharedVectors, base: SharedVectors, start: int,
-               stop: int, k: int, approximate: ApproximateSearch) -> Neighbours:
-        """Index candidates of queries start..stop, re-scored with exact cosines."""
-        import faiss
-        part = queries.open(start, stop)
-        candidates = search(faiss.read_index(index_path), part, k * approximate.refine,
-                            nprobe=approximate.nprobe)
-        return rescored(candidates, part, base.open(), k)
-
-
 def _ranges(rows: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, rows)) for start in range(0, rows, size)]
-
-
-def ray_knn(x: Vectors, y: Vectors, k: int, ray_options: RayOptions,
-            approximate: Optional[ApproximateSearch] = None, precision: str = "auto",
-            scratch: Optional[str] = None,
-            block: int = BLOCK_ROWS) -> tuple[Neighbours, Neighbours]:
-    """k-NN of x in y and of y in x on Ray, bit for bit as `exact_knn` (with the same `block`)
-    or `approximate_knn` find them in one process; `scratch` (a directory every node sees)
-    holds approximate indexes meanwhile."""
-    if len(x) == 0 or len(y) == 0:
-        raise LaserError("cannot search an empty set of embeddings")
-    check_same_dim(x, y)
-    shared_x, shared_y = SharedVectors.of(x), SharedVectors.of(y)
-    with ray_runtime(ray_options.address):
-        actors = start_actors(KnnWorker, default_workers(ray_options), ray_options)
-        try:
-            if approximate:
-                return tuple(_approximate(actors, queries, base, k, approximate, ray_options,
-                                          scratch)
-                             for queries, base in ((shared_x, shared_y), (shared_y, shared_x)))
-            return _exact(actors, shared_x, shared_y, k, ray_options, block,
-                          resolve_precision(precision, x.dim, len(x) * len(y)))
-        finally:
-            stop_actors(actors)
-
-
-def _exact(actors: list, x: SharedVectors, y: SharedVectors, k: int, ray_options: RayOptions,
-           block: int, precision: str) -> tuple[Neighbours, Neighbours]:
-    """Exact k-NN by shards of x rows: their fwd lists side by side, their bwd lists merged."""
-    block = max(block, k)
-    size = _shard_rows(ray_options, block)
-    fwd_parts, bwd_parts = {}, []
-
-    def done(rows: tuple[int, int], found: tuple[Neighbours, Neighbours]) -> None:
-        fwd_parts[rows[0]] = found[0]
-        bwd_parts.append((rows[0], found[1]))
-    run_jobs(actors, _ranges(len(x), size),
-             lambda actor, rows: actor.exact.remote(x, y, *rows, k, block, precision), done)
-    fwd = [fwd_parts[start] for start in sorted(fwd_parts)]
-    bwd = merge_neighbours(len(y), min(k, len(x)), bwd_parts)
-    return Neighbours(np.concatenate([part.sims for part in fwd]),
-                      np.concatenate([part.ids for part in fwd])), bwd
-
-
-def _shard_rows(ray_options: RayOptions, block: int) -> int:
-    """Rows per task: `shard_lines` (else SHARD_ROWS) in whole blocks of the exact search, so
-    that every block product is the very one a single process computes."""
-    size = ray_options.shard_lines or SHARD_ROWS
-    return max(block, size - size % block)
 
 
 def ray_build_index(vectors: Vectors, factory: str, metric: str, train_size: Optional[int],
@@ -179,35 +112,3 @@ def _ray_index(base: SharedVectors, factory: str, actors: list, ray_options: Ray
     return index
 
 
-def _approximate(actors: list, queries: SharedVectors, base: SharedVectors, k: int,
-                 approximate: ApproximateSearch, ray_options: RayOptions,
-                 scratch: Optional[str]) -> Neighbours:
-    """One direction of `approximate_knn`: index `base`, search shards of `queries`."""
-    import faiss
-    index = _ray_index(base, approximate.factory, actors, ray_options)
-    wanted = min(k, len(base))
-    parts = {}
-    with tempfile.TemporaryDirectory(prefix=".laser-index-", dir=scratch) as tmp:
-        index_path = os.path.join(tmp, "base.index")
-        faiss.write_index(index, index_path)
-        del index
-        run_jobs(actors, _ranges(len(queries), ray_options.shard_lines or SHARD_ROWS),
-                 lambda actor, rows: actor.search.remote(index_path, queries, base, *rows, wanted,
-                                                         approximate),
-                 lambda rows, part: parts.__setitem__(rows[0], part))
-    found = Neighbours(np.concatenate([parts[start].sims for start in sorted(parts)]),
-                       np.concatenate([parts[start].ids for start in sorted(parts)]))
-    check_found(found, approximate, base.name)
-    return found
-
-
-def ray_neighbourhoods(ray_options: RayOptions, k: int,
-                       approximate: Optional[ApproximateSearch] = None,
-                       scratch: Optional[str] = None, block: int = BLOCK_ROWS):
-    """The `search` of `mine` that finds both neighbourhoods on Ray."""
-    from ..mining.margins import Neighbourhoods
-
-    def search(x: Vectors, y: Vectors) -> Neighbourhoods:
-        return Neighbourhoods(*ray_knn(x, y, k, ray_options, approximate, scratch=scratch,
-                                       block=block))
-    return search

@@ -147,7 +147,7 @@ class Manifest:
         except OSError as error:
             raise LaserError(f"{directory}: cannot create the work directory "
                              f"({(error.strerror or str(error)).lower()})") from None
-        stored = _read_json(directory / MANIFEST)
+        stored = read_json(directory / MANIFEST)
         if stored.get("job") != job:
             return cls(directory, job)
         done = {int(index): record for index, record in stored.get("done", {}).items()}
@@ -186,7 +186,7 @@ def _shard_record(shard: Shard) -> dict:
     return {"start": shard.start, "stop": shard.stop, "digest": shard.digest}
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             record = json.load(f)

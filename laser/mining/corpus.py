@@ -3,7 +3,7 @@ sentences."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -43,21 +43,22 @@ class Corpus:
 
 def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
                 unify_options: UnifyOptions = UnifyOptions(),
-                workdir: Optional[str] = None) -> Corpus:
+                workdir: Optional[str] = None,
+                tee: Optional[Callable[[Iterator[str]], Iterator[str]]] = None) -> Corpus:
     """Count the lines of a side (streamed); with `unify`, merge its duplicate lines (identical,
     or alike once normalised: `unify_options`) into one sentence, in bounded memory (spilling to
-    `workdir`).
+    `workdir`); `tee` sees the lines as they pass (`laser mine` writes its text shards).
 
     A merged sentence keeps the embedding of its last occurrence, as the official tool does;
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
     tool's defect of looking rows up by the rank of a line's first occurrence.
     """
-    if path == STDIN:
-        raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
-    check_input(path)
+    check_side_input(path)
     files: list[str] = []
     starts: list[int] = []
     lines = _noting_files(path, files, starts)
+    if tee:
+        lines = tee(lines)
     unified = None
     if unify or legacy_line_map:
         unified = unify_lines(lines, unify_options if unify else UnifyOptions(), workdir)
@@ -73,6 +74,13 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     if not unify:
         return Corpus(path, unified.line_sentence, every, every, **where)
     return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line, **where)
+
+
+def check_side_input(path: str) -> None:
+    """Refuse stdin (a side is read more than once) and inputs that are not there."""
+    if path == STDIN:
+        raise LaserError("sentence files are read twice: pass a file, not '-' (stdin)")
+    check_input(path)
 
 
 def _noting_files(spec: str, files: list[str], starts: list[int]) -> Iterator[str]:

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..io.text import line_texts
 from ..lid.check import LanguagePair
-from .corpus import Corpus
 from .retrieval import Pairs
 
 
-def language_filtered(pairs: Pairs, src: Corpus, trg: Corpus,
-                      languages: LanguagePair) -> tuple[Pairs, int]:
-    """The pairs (line numbers) whose two lines are identified as their sides' languages, and
-    how many pairs were dropped."""
-    src_text = line_texts(src.path, pairs.src)
-    trg_text = line_texts(trg.path, pairs.trg)
-    keep = np.array(languages.matches([src_text[line] for line in pairs.src.tolist()],
-                                      [trg_text[line] for line in pairs.trg.tolist()]), dtype=bool)
-    return Pairs(pairs.src[keep], pairs.trg[keep], pairs.score[keep]), int(len(keep) - keep.sum())
+def language_filter(languages: LanguagePair):
+    """The `keep` of `write_pair_chunks`: pairs whose two lines are identified as their sides'
+    languages."""
+    def keep(pairs: Pairs, src_texts: list, trg_texts: list) -> np.ndarray:
+        return np.array(languages.matches(src_texts, trg_texts), dtype=bool)
+    return keep

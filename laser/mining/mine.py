@@ -3,7 +3,7 @@ modes over margin-scored neighbourhoods, with --unify and the candidate dump."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -72,14 +72,10 @@ class MineOptions:
 
 
 def mine(src: Corpus, trg: Corpus, x: Vectors, y: Vectors, options: MineOptions = MineOptions(),
-         progress: bool = False,
-         search: Optional[Callable[[Vectors, Vectors], Neighbourhoods]] = None) -> Pairs:
-    """Pairs of line numbers with their scores, in output order; `search` finds the
-    neighbourhoods elsewhere (on Ray) instead of in this process."""
-    if search:
-        found = search(x, y)
-    else:
-        found = Neighbourhoods.compute(x, y, options.k, options.approximate, progress)
+         progress: bool = False) -> Pairs:
+    """Pairs of line numbers with their scores, in output order, from vectors in memory (the
+    Python API; `laser mine` runs `laser.distributed.mine_stages` over a work directory)."""
+    found = Neighbourhoods.compute(x, y, options.k, options.approximate, progress)
     if options.mode == "score":
         return score_pairs(src, trg, x, y, found, options.margin)
     fwd, bwd = found.candidates(options.margin)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Iterator, Optional
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -53,12 +54,81 @@ def write_pairs(output: str, pairs: Pairs, src: Corpus, trg: Corpus, fmt: str = 
                 mode: str = "mine", provenance: bool = False) -> None:
     """Write `pairs` (line numbers) atomically; texts are read back from the corpora as needed;
     `provenance` adds each pair's files and lines."""
-    if fmt not in OUTPUT_FORMATS:
-        raise LaserError(f"unknown output format {fmt!r}; "
-                         f"choose one of {', '.join(OUTPUT_FORMATS)}")
-    needs_src = fmt == "jsonl" or (fmt == "tsv" and mode != "search")
-    src_text = line_texts(src.path, pairs.src) if needs_src else {}
-    trg_text = line_texts(trg.path, pairs.trg) if fmt != "ids" else {}
-    origins = pair_origins(pairs, src, trg) if provenance else None
+    texts = PairTexts(lambda lines: line_texts(src.path, lines),
+                      lambda lines: line_texts(trg.path, lines))
+    write_pair_chunks(output, [pairs], texts, src, trg, PairFormat(fmt, mode, provenance))
+
+
+@dataclass(frozen=True)
+class PairFormat:
+    """How pairs are written: `fmt` (tsv, ids, jsonl) for `mode`, with `provenance` columns."""
+
+    fmt: str = "tsv"
+    mode: str = "mine"
+    provenance: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fmt not in OUTPUT_FORMATS:
+            raise LaserError(f"unknown output format {self.fmt!r}; "
+                             f"choose one of {', '.join(OUTPUT_FORMATS)}")
+
+    @property
+    def needs_src(self) -> bool:
+        return self.fmt == "jsonl" or (self.fmt == "tsv" and self.mode != "search")
+
+    @property
+    def needs_trg(self) -> bool:
+        return self.fmt != "ids"
+
+
+# The texts of some (0-based) lines of a side: {line: text}.
+LineTexts = Callable[[np.ndarray], dict]
+# Which pairs of a chunk to write, given the texts of their lines (None: all).
+PairFilter = Callable[[Pairs, list, list], np.ndarray]
+
+
+@dataclass(frozen=True)
+class PairTexts:
+    src: LineTexts
+    trg: LineTexts
+
+
+@dataclass
+class WrittenPairs:
+    """What `write_pair_chunks` wrote: how many pairs, how many the filter dropped, and (when
+    `keep_scores`: 4 bytes a pair, for a summary) the scores written."""
+
+    keep_scores: bool = False
+    count: int = 0
+    dropped: int = 0
+    scores: list = field(default_factory=list)
+
+    def add(self, pairs: Pairs) -> None:
+        self.count += len(pairs)
+        if self.keep_scores:
+            self.scores.append(np.asarray(pairs.score))
+
+    def all_scores(self) -> np.ndarray:
+        return np.concatenate(self.scores) if self.scores else np.zeros(0, np.float32)
+
+
+def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, src: Corpus,
+                      trg: Corpus, how: PairFormat, keep: Optional[PairFilter] = None,
+                      written: Optional[WrittenPairs] = None) -> WrittenPairs:
+    """Write chunks of pairs (line numbers) atomically, streamed: each chunk's texts are looked
+    up as it is written; `keep` drops pairs by their texts (the language filter)."""
+    written = written or WrittenPairs()
     with atomic_text_output(output) as out:
-        out.writelines(_rows(pairs, fmt, mode, src_text, trg_text, origins))
+        for pairs in chunks:
+            needs_src, needs_trg = how.needs_src or keep, how.needs_trg or keep
+            src_text = texts.src(pairs.src) if needs_src and len(pairs) else {}
+            trg_text = texts.trg(pairs.trg) if needs_trg and len(pairs) else {}
+            if keep and len(pairs):
+                mask = keep(pairs, [src_text[line] for line in pairs.src.tolist()],
+                            [trg_text[line] for line in pairs.trg.tolist()])
+                written.dropped += int(len(mask) - mask.sum())
+                pairs = Pairs(pairs.src[mask], pairs.trg[mask], pairs.score[mask])
+            origins = pair_origins(pairs, src, trg) if how.provenance else None
+            out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins))
+            written.add(pairs)
+    return written

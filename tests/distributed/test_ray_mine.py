@@ -1,79 +1,26 @@
-"""`laser mine --ray` and `laser knn build --ray` on a real local Ray runtime (2 CPUs): k-NN
-from shards on 2 workers equals the single-process search bit for bit, exact and approximate.
+"""`laser mine --ray` and `laser knn build --ray` on a real local Ray runtime (2 CPUs): the
+shard tasks on 2 workers give the single-process bytes (tests/distributed/
+test_ray_cluster_mine.py: on a multi-node cluster that loses a node).
 
 Workers have one core each, and BLAS rounds the last bit of a product by its thread count, so
 the single-process references run on one thread too (`one_thread`)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from threadpoolctl import threadpool_limits
 
 from conftest import MINING_FIXTURES
 from laser.cli import main
-from laser.distributed.knn import ray_knn, ray_neighbourhoods
-from laser.distributed.ray_runner import RayOptions
-from laser.io.embeddings import open_embeddings
-from laser.mining.corpus import corpus_vectors, scan_corpus
-from laser.mining.margins import Neighbourhoods
-from laser.mining.mine import MineOptions, mine
-from laser.search.approximate import ApproximateSearch, approximate_knn
-from laser.search.exact import exact_knn
-from laser.search.vectors import Vectors
 
 pytestmark = pytest.mark.slow
 
 MAIN = MINING_FIXTURES / "main"  # 600 x 700 sentences, 64-d
-BLOCK = 64  # small blocks, so that 600 rows make 5 shards of 128 rows
-TWO_WORKERS = RayOptions(workers=2, shard_lines=2 * BLOCK)
 
 
 def one_thread():
     """BLAS and OpenMP on one thread, as in a one-core worker."""
     return threadpool_limits(1)
-
-
-def _side(name: str, unify: bool):
-    corpus = scan_corpus(str(MAIN / f"{name}.txt"), unify)
-    return corpus, corpus_vectors(corpus, open_embeddings(MAIN / f"{name}.npy"), name)
-
-
-def _same(found, expected) -> bool:
-    return all(np.array_equal(a.sims, b.sims) and np.array_equal(a.ids, b.ids)
-               for a, b in zip(found, expected))
-
-
-def test_exact_knn_from_shards_equals_one_process(ray_runtime, k=4):
-    x = Vectors(open_embeddings(MAIN / "src.npy"), "src")
-    y = Vectors(open_embeddings(MAIN / "trg.npy"), "trg")
-    with one_thread():
-        expected = exact_knn(x, y, k, block=BLOCK)
-    assert _same(ray_knn(x, y, k, TWO_WORKERS, block=BLOCK), expected)
-
-
-def test_mined_pairs_from_shards_equal_one_process(ray_runtime):
-    (src, x), (trg, y) = _side("src", True), _side("trg", True)
-    options = MineOptions(k=4, threshold=1.0)
-    with one_thread():
-        alone = mine(src, trg, x, y, options,
-                     search=lambda x, y: Neighbourhoods(*exact_knn(x, y, 4, block=BLOCK)))
-    shards = mine(src, trg, x, y, options,
-                  search=ray_neighbourhoods(TWO_WORKERS, 4, block=BLOCK))
-    assert len(alone.score) > 100
-    for field in ("src", "trg", "score"):
-        assert np.array_equal(getattr(shards, field), getattr(alone, field))
-
-
-def test_approximate_knn_from_shards_equals_one_process(ray_runtime, tmp_path):
-    x = Vectors(open_embeddings(MAIN / "src.npy"), "src")
-    y = Vectors(open_embeddings(MAIN / "trg.npy"), "trg")
-    approximate = ApproximateSearch("IVF8,Flat", nprobe=3, refine=2)
-    found = ray_knn(x, y, 4, TWO_WORKERS, approximate, scratch=str(tmp_path))
-    with one_thread():
-        expected = approximate_knn(x, y, 4, approximate)
-    assert _same(found, expected)
-    assert list(tmp_path.iterdir()) == []  # the shared indexes are gone
 
 
 def _run(*args: str) -> str:

@@ -1,0 +1,256 @@
+"""`laser mine` as stages of shard tasks over a work directory (`laser.distributed.mine_tasks`): a
+process holds one shard plus, with --index, one side's index, never a whole side's arrays; a
+re-run resumes at the first missing shard, and a changed input or option recomputes only the
+stages that depend on it (`laser.distributed.workdir`). One file a side in one shard is the
+in-memory case: the same stages, the same bytes."""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.atomic import atomic_text_output
+from ..io.embeddings import open_embeddings
+from ..search.inputs import EmbeddingSource
+from ..search.vectors import check_same_dim
+from ..mining.corpus import Corpus, check_side_input, corpus_vectors
+from ..mining.mine import MineOptions
+from ..mining.retrieval import CHUNK_PAIRS, Pairs
+from .mine_tasks import (ApproximateShard, EmbedShard, ExactShard, MarginShard, MergeBackward,
+                     MergeRuns, PopulateIndex, RunShard, ScoreLines, SearchLines,
+                     SideVectors, SplitSide, SplitSideFiles, TrainIndex, read_pairs)
+from .work import EncoderSpec
+from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
+
+SHARD_LINES = 100_000
+SIDES = ("src", "trg")
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """How lines become sentences: --unify (by `unify_by`) or the legacy line map."""
+
+    unify: bool = False
+    unify_by: str = "line"
+    legacy_line_map: bool = False
+
+
+@dataclass(frozen=True)
+class WorkOptions:
+    """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
+    sentences, for the search), how tasks run (`runner`: here, or on Ray) and progress bars."""
+
+    work_dir: str
+    shard_lines: int = SHARD_LINES
+    runner: Runner = in_process
+    progress: bool = False
+    chunk_lines: int = 10000
+
+
+@dataclass
+class Mined:
+    """What the stages produced: both corpora, the retrieved pairs file and the split records."""
+
+    src: Corpus
+    trg: Corpus
+    pairs: str
+    src_files: SplitSideFiles
+    trg_files: SplitSideFiles
+
+    def chunks(self, size: int = CHUNK_PAIRS) -> Iterator[Pairs]:
+        """The retrieved pairs (line numbers), read a chunk at a time."""
+        pairs = read_pairs(self.pairs)
+        for start in range(0, len(pairs), size):
+            part = np.array(pairs[start:start + size])
+            yield Pairs(part["src"], part["trg"], part["score"])
+
+
+def _ranges(rows: int, size: int) -> list[tuple[int, int]]:
+    return [(start, min(start + size, rows)) for start in range(0, rows, size)]
+
+
+class StagedMine:
+    """The stages of one `laser mine` in `work.work_dir`."""
+
+    def __init__(self, work: WorkOptions):
+        self.work = work
+        self.root = Path(work.work_dir)
+
+    def stage(self, name: str, depends: dict) -> Stage:
+        return Stage.open(self.root / name, depends)
+
+    def run(self, stage: Stage, tasks: list) -> None:
+        run_stage(stage, tasks, self.work.runner, self.work.progress, stage.directory.name)
+
+    def split(self, side: str, spec: str, corpus: CorpusOptions) -> tuple[Stage, SplitSideFiles]:
+        stage = self.stage(f"{side}-split", {"input": fingerprint(spec), **asdict(corpus),
+                                             "shard_lines": self.work.shard_lines})
+        self.run(stage, [SplitSide("split", spec, str(stage.directory), self.work.shard_lines,
+                                   corpus.unify, corpus.legacy_line_map, corpus.unify_by)])
+        return stage, SplitSideFiles.read(str(stage.directory))
+
+    def vectors(self, side: str, source: EmbeddingSource, spec: Optional[EncoderSpec],
+                split: Stage, files: SplitSideFiles) -> tuple[str, SideVectors]:
+        """The key and the vectors of a side: its precomputed embeddings, or its text shards
+        embedded now."""
+        corpus = files.corpus()
+        rows = (os.path.join(files.directory, "embedding_row.npy")
+                if corpus.sentences != corpus.lines else None)
+        if source.embeddings:
+            vectors = SideVectors(source.embeddings, source.embeddings, rows, source.dim,
+                                  source.fp16)
+            key = {"split": split.key, "embeddings": fingerprint(source.embeddings),
+                   "dim": source.dim, "fp16": source.fp16}
+        else:
+            if not (source.text and source.lang):
+                raise LaserError(f"{source.name}: pass {source.option}embeddings, or "
+                                 f"{source.option}lang to embed it with the model")
+            stage = self.stage(f"{side}-embed", {"split": split.key, "model": spec.key(),
+                                                  "lang": source.lang,
+                                                  "chunk_lines": self.work.chunk_lines})
+            tasks = [EmbedShard(f"embed-{shard.index:06d}", text, shard,
+                                stage.path(f"embeddings-{shard.index:06d}.npy"), source.lang,
+                                spec, self.work.chunk_lines)
+                     for text, shard in files.text_shards()]
+            self.run(stage, tasks)
+            listing = stage.path("embeddings.list")
+            with atomic_text_output(listing) as out:
+                out.writelines(f"{os.path.abspath(task.output)}\n" for task in tasks)
+            vectors = SideVectors(f"@{listing}", source.text, rows)
+            key = {"embed": stage.key}
+        corpus_vectors(corpus, open_embeddings(vectors.embeddings, vectors.dim, vectors.fp16),
+                       vectors.name)  # one row per line, checked before any search
+        return key_of(key), vectors
+
+    def index(self, side: str, key: str, base: SideVectors, factory: str) -> str:
+        """The path of a side's index: trained on a sample, then populated."""
+        stage = self.stage(f"{side}-index", {"vectors": key, "factory": factory})
+        trained, output = stage.path("trained.index"), stage.path("side.index")
+        self.run(stage, [TrainIndex("train", base, factory, trained)])
+        self.run(stage, [PopulateIndex("populate", base, trained, output)])
+        return output
+
+
+def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
+                   specs: tuple[Optional[EncoderSpec], Optional[EncoderSpec]],
+                   options: MineOptions, corpus: CorpusOptions, work: WorkOptions) -> Mined:
+    """Run (or resume) every stage of `laser mine` up to the retrieved pairs."""
+    staged = StagedMine(work)
+    for source in sources:
+        check_side_input(source.text)  # before any work: a missing file, a glob matching nothing
+    splits = [staged.split(side, source.text, corpus) for side, source in zip(SIDES, sources)]
+    found = [staged.vectors(side, source, spec, *split)
+             for side, source, spec, split in zip(SIDES, sources, specs, splits)]
+    (x_key, x), (y_key, y) = found
+    check_same_dim(x.open(), y.open())
+    sizes = [files.record["sentences"] for _, files in splits]
+    knn_key, lists = _neighbours(staged, options, (x_key, x), (y_key, y), sizes)
+    src_dir, trg_dir = (str(stage.directory) for stage, _ in splits)
+    if options.mode == "score":
+        stage = staged.stage("retrieve", {"knn": knn_key, "mode": "score",
+                                          "margin": options.margin})
+        task = ScoreLines("score", src_dir, trg_dir, x, y,
+                          tuple(f"{prefix}.mean.npy" for prefix in lists[0]),
+                          tuple(f"{prefix}.mean.npy" for prefix in lists[1]), options.margin,
+                          stage.path("pairs.bin"))
+    else:
+        margins_key, margins = _margins(staged, options, knn_key, lists)
+        if options.mode == "search":
+            stage = staged.stage("retrieve", {"margins": margins_key, "mode": "search"})
+            task = SearchLines("search", src_dir, trg_dir, tuple(margins[0]),
+                               stage.path("pairs.bin"))
+        else:
+            runs_key, runs = _runs(staged, options, margins_key, lists, margins, sizes)
+            greedy = options.retrieval == "max" and not options.candidates
+            stage = staged.stage("retrieve", {"runs": runs_key,
+                                              "threshold": options.threshold if greedy else None})
+            task = MergeRuns("merge", tuple(runs), greedy, options.threshold, src_dir, trg_dir,
+                             stage.path("pairs.bin"))
+    staged.run(stage, [task])
+    return Mined(splits[0][1].corpus(), splits[1][1].corpus(), task.output, splits[0][1],
+                 splits[1][1])
+
+
+def _neighbours(staged: StagedMine, options: MineOptions, x: tuple[str, SideVectors],
+                y: tuple[str, SideVectors], sizes: list[int]) -> tuple[str, list[list[str]]]:
+    """Both directions' k-NN lists by shard: (the stage key, [fwd prefixes, bwd prefixes])."""
+    ranges = [_ranges(size, staged.work.shard_lines) for size in sizes]
+    approximate = options.approximate
+    depends = {"x": x[0], "y": y[0], "k": options.k, "shard_lines": staged.work.shard_lines,
+               "index": asdict(approximate) if approximate else None}
+    if approximate:
+        depends["indexes"] = [staged.index("trg", y[0], y[1], approximate.factory),
+                              staged.index("src", x[0], x[1], approximate.factory)]
+    stage = staged.stage("knn", depends)
+    fwd = [stage.path(f"fwd-{i:06d}") for i in range(len(ranges[0]))]
+    if approximate:
+        bwd = [stage.path(f"bwd-{j:06d}") for j in range(len(ranges[1]))]
+        tasks = [ApproximateShard(os.path.basename(prefix), queries[1], base[1], index,
+                                  start, stop, options.k, approximate, prefix)
+                 for prefixes, own, queries, base, index in
+                 ((fwd, ranges[0], x, y, depends["indexes"][0]),
+                  (bwd, ranges[1], y, x, depends["indexes"][1]))
+                 for prefix, (start, stop) in zip(prefixes, own)]
+        staged.run(stage, tasks)
+        return stage.key, [fwd, bwd]
+    parts = [[stage.path(f"bwd-part-{j:06d}-{i:06d}") for j in range(len(ranges[1]))]
+             for i in range(len(ranges[0]))]
+    staged.run(stage, [ExactShard(os.path.basename(prefix), x[1], y[1], start, stop,
+                                  tuple(ranges[1]), options.k, prefix, tuple(parts[i]))
+                       for i, (prefix, (start, stop)) in enumerate(zip(fwd, ranges[0]))])
+    merge = staged.stage("bwd", {"knn": stage.key})
+    bwd = [merge.path(f"bwd-{j:06d}") for j in range(len(ranges[1]))]
+    staged.run(merge, [MergeBackward(os.path.basename(prefix), tuple(row[j] for row in parts),
+                                     stop - start, min(options.k, sizes[0]), prefix)
+                       for j, (prefix, (start, stop)) in enumerate(zip(bwd, ranges[1]))])
+    return merge.key, [fwd, bwd]
+
+
+def _margins(staged: StagedMine, options: MineOptions, knn_key: str,
+             lists: list[list[str]]) -> tuple[str, list[list[str]]]:
+    stage = staged.stage("margins", {"knn": knn_key, "margin": options.margin})
+    margins = [[stage.path(os.path.basename(prefix)) for prefix in side] for side in lists]
+    tasks = [MarginShard(os.path.basename(prefix), prefix,
+                         tuple(f"{other}.mean.npy" for other in lists[1 - direction]),
+                         options.margin, output)
+             for direction in (0, 1)
+             for prefix, output in zip(lists[direction], margins[direction])]
+    staged.run(stage, tasks)
+    return stage.key, margins
+
+
+def _runs(staged: StagedMine, options: MineOptions, margins_key: str, lists: list[list[str]],
+          margins: list[list[str]], sizes: list[int]) -> tuple[str, list[str]]:
+    """Each shard's pairs sorted best first, for the directions `retrieval` looks at."""
+    retrieval, every = options.retrieval, options.candidates
+    stage = staged.stage("runs", {"margins": margins_key, "retrieval": retrieval,
+                                  "candidates": every})
+    directions = [0, 1] if retrieval in ("max", "intersect") and every else \
+        {"fwd": [0], "bwd": [1], "intersect": [0], "max": [0, 1]}[retrieval]
+    starts = [list(range(0, size, staged.work.shard_lines)) for size in sizes]
+    k_fwd = _width(lists[0][0]) if every else 1
+    tasks = []
+    for direction in directions:
+        base = 0 if direction == 0 or retrieval == "bwd" else sizes[0] * k_fwd
+        for prefix, margin_prefix, first in zip(lists[direction], margins[direction],
+                                                starts[direction]):
+            name = f"{('fwd', 'bwd')[direction]}-{first:012d}"
+            tasks.append(RunShard(
+                name, direction == 0, prefix, margin_prefix, first, base, every,
+                stage.path(f"{name}.npy"),
+                mutual_with=(tuple(f"{path}.best.npy" for path in margins[1])
+                             if retrieval == "intersect" and not every else ()),
+                fwd_ids=(tuple(f"{path}.ids.npy" for path in lists[0])
+                         if every and direction == 1 and retrieval != "bwd" else ())))
+    staged.run(stage, tasks)
+    return stage.key, [task.output for task in tasks]
+
+
+def _width(prefix: str) -> int:
+    from .mine_tasks import load
+    return load(f"{prefix}.ids.npy").shape[1]
+

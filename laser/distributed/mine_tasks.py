@@ -1,0 +1,577 @@
+"""The shard tasks of `laser mine`: each one idempotent, picklable and free of Ray, reading its
+inputs from the work directory and writing its outputs there atomically, so that it runs in
+this process or on any node that sees the directory (`laser.distributed.ray_tasks`).
+
+Stages: split a side into text shards (and --unify it), embed each text shard, train an index
+on a sample and populate it by shards (with --index), find the k nearest neighbours of each
+query shard both ways (exact: by pairs of shards, the backward lists merged on disk), score the
+margins of each shard's candidates, sort each shard's pairs into a run, and merge the runs
+(`laser.mining.retrieval`)."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator, Optional
+
+import numpy as np
+
+from ..errors import LaserError
+from ..io.atomic import atomic_text_output, replace_atomically
+from ..io.embeddings import StackedRows, open_embeddings, save_array
+from ..search.approximate import ApproximateSearch, check_found, rescored
+from ..search.exact import exact_knn, merge_neighbours
+from ..search.index import add_rows, search, trained_index
+from ..search.vectors import Neighbours, Vectors
+from ..mining.corpus import Corpus, scan_corpus
+from ..mining.margins import Candidates, margin
+from ..mining.retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
+                        new_candidates, pairs_of)
+from ..mining.unify import UnifyOptions
+from .shards import Shard, content_digest
+from .work import EncoderSpec, ShardJob, embed_shard
+from .workdir import checked_file
+
+if TYPE_CHECKING:
+    from ..encoder import Encoder
+
+SPLIT = "split.json"
+CORPUS_ARRAYS = ("line_sentence", "first_line", "embedding_row")
+# A retrieved pair, as line numbers (pairs.bin), in output order.
+PAIR = np.dtype([("src", "<i8"), ("trg", "<i8"), ("score", "<f4")])
+LINES_AT_ONCE = 65536
+
+
+def load(path: str) -> np.ndarray:
+    """A shard array of the work directory, memory-mapped; one line naming it when it is
+    missing or damaged."""
+    try:
+        return np.load(checked_file(path), mmap_mode="r")
+    except (OSError, ValueError) as error:
+        raise LaserError(f"{path}: damaged shard in the work directory ({error}); remove it "
+                         "and run the command again") from None
+
+
+def stacked(paths: tuple[str, ...]) -> np.ndarray | StackedRows:
+    """Shard arrays of one side (n x width each), read as one."""
+    parts = [load(path) for path in paths]
+    return parts[0] if len(parts) == 1 else StackedRows(parts, list(paths))
+
+
+class OneOutput:
+    """A task whose one file is `output`."""
+
+    output: str
+
+    def outputs(self) -> list[str]:
+        return [self.output]
+
+
+# -- split ------------------------------------------------------------------------------------
+
+class _TextShards:
+    """Writes the lines passing through `tee` into plain UTF-8 shards of `shard_lines` lines,
+    with the byte offset of every line (text-NNNNNN.txt, offsets-NNNNNN.npy)."""
+
+    def __init__(self, directory: str, shard_lines: int):
+        self.directory, self.shard_lines = directory, shard_lines
+        self.shards: list[dict] = []
+
+    def tee(self, lines: Iterator[str]) -> Iterator[str]:
+        out, offsets, digest = None, [], content_digest()
+        for text in lines:
+            if out is None:
+                out, offsets, digest = self._open(), [0], content_digest()
+            data = text.encode("utf-8") + b"\n"
+            out.write(data)
+            digest.update(data)
+            offsets.append(offsets[-1] + len(data))
+            if len(offsets) > self.shard_lines:
+                self._close(out, offsets, digest)
+                out = None
+            yield text
+        if out is not None:
+            self._close(out, offsets, digest)
+
+    def _open(self):
+        return open(text_path(self.directory, len(self.shards)) + ".tmp", "wb")
+
+    def _close(self, out, offsets: list[int], digest) -> None:
+        out.close()
+        index = len(self.shards)
+        os.replace(out.name, text_path(self.directory, index))
+        save_array(offsets_path(self.directory, index), np.array(offsets, dtype=np.int64))
+        self.shards.append({"lines": len(offsets) - 1, "size": offsets[-1],
+                            "digest": digest.hexdigest()})
+
+
+def text_path(directory: str, index: int) -> str:
+    return os.path.join(directory, f"text-{index:06d}.txt")
+
+
+def offsets_path(directory: str, index: int) -> str:
+    return os.path.join(directory, f"offsets-{index:06d}.npy")
+
+
+@dataclass(frozen=True)
+class SplitSide:
+    """Read a side once: its text shards, its files and where each starts, and the sentence of
+    each line, the first line and the embedding row of each sentence (--unify, or the legacy
+    line map; else the lines themselves)."""
+
+    name: str
+    spec: str
+    directory: str
+    shard_lines: int
+    unify: bool = False
+    legacy_line_map: bool = False
+    unify_key: str = "line"
+
+    def outputs(self) -> list[str]:
+        return [os.path.join(self.directory, SPLIT)]
+
+    def run(self) -> dict:
+        shards = _TextShards(self.directory, self.shard_lines)
+        corpus = scan_corpus(self.spec, self.unify, self.legacy_line_map,
+                             UnifyOptions(self.unify_key), self.directory, tee=shards.tee)
+        for array in CORPUS_ARRAYS:
+            save_array(os.path.join(self.directory, f"{array}.npy"), getattr(corpus, array))
+        record = {"spec": self.spec, "lines": corpus.lines, "sentences": corpus.sentences,
+                  "files": list(corpus.files), "file_starts": corpus.file_starts.tolist(),
+                  "shards": shards.shards}
+        with atomic_text_output(self.outputs()[0]) as out:
+            json.dump(record, out)
+        return {"lines": corpus.lines, "sentences": corpus.sentences,
+                "shards": len(shards.shards)}
+
+
+@dataclass(frozen=True)
+class SplitSideFiles:
+    """What `SplitSide` wrote for a side, read back."""
+
+    directory: str
+    record: dict
+
+    @classmethod
+    def read(cls, directory: str) -> "SplitSideFiles":
+        with open(checked_file(os.path.join(directory, SPLIT), "split record"),
+                  encoding="utf-8") as f:
+            return cls(directory, json.load(f))
+
+    def corpus(self) -> Corpus:
+        arrays = {name: load(os.path.join(self.directory, f"{name}.npy"))
+                  for name in CORPUS_ARRAYS}
+        return Corpus(self.record["spec"], files=tuple(self.record["files"]),
+                      file_starts=np.array(self.record["file_starts"], dtype=np.int64),
+                      **arrays)
+
+    def text_shards(self) -> list[tuple[str, Shard]]:
+        """(text file, its one shard) of every text shard, as `embed_shard` reads them."""
+        return [(text_path(self.directory, index),
+                 Shard(index, 0, shard["lines"], 0, shard["size"], shard["digest"]))
+                for index, shard in enumerate(self.record["shards"])]
+
+    def texts(self) -> "ShardTexts":
+        return ShardTexts(self.directory, self.record["shards"])
+
+
+class ShardTexts:
+    """The text of any line of a side, read from its text shards by byte offset."""
+
+    def __init__(self, directory: str, shards: list[dict]):
+        self.directory, self.shards = directory, shards
+        self.starts = np.cumsum([0] + [shard["lines"] for shard in shards])
+
+    def __call__(self, lines: np.ndarray) -> dict[int, str]:
+        """{line: text} of the given (0-based) lines of the side."""
+        texts = {}
+        wanted = np.unique(lines)
+        shard_of = np.searchsorted(self.starts, wanted, side="right") - 1
+        for index in np.unique(shard_of).tolist():
+            chosen = wanted[shard_of == index]
+            data = np.memmap(self._checked(index), dtype=np.uint8, mode="r")
+            offsets = load(offsets_path(self.directory, index))
+            local = chosen - self.starts[index]
+            for line, begin, end in zip(chosen.tolist(), offsets[local].tolist(),
+                                        offsets[local + 1].tolist()):
+                texts[line] = data[begin:end - 1].tobytes().decode("utf-8")
+        return texts
+
+    def _checked(self, index: int) -> str:
+        """A text shard's path, refused when its size is not the one written."""
+        path = checked_file(text_path(self.directory, index))
+        size = os.path.getsize(path)
+        if size != self.shards[index]["size"]:
+            raise LaserError(f"{path}: changed since it was written ({size} bytes, not "
+                             f"{self.shards[index]['size']}); remove {self.directory} and run "
+                             "the command again")
+        return path
+
+
+# -- embed ------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=2)
+def _encoder(spec: EncoderSpec) -> Encoder:
+    return spec.load()
+
+
+@dataclass(frozen=True)
+class EmbedShard(OneOutput):
+    """Embed one text shard in `lang` into `output` (float32 rows, one per line)."""
+
+    name: str
+    text: str
+    shard: Shard
+    output: str
+    lang: str
+    spec: EncoderSpec
+    chunk_lines: int
+
+    def run(self) -> dict:
+        job = ShardJob(self.text, self.shard, self.output, self.lang, "float32", self.chunk_lines)
+        return {"rows": embed_shard(_encoder(self.spec), job)}
+
+
+@dataclass(frozen=True)
+class SideVectors:
+    """The search vectors of a side, as any process opens them: its embeddings (a file, glob
+    or @LIST), and with `rows` the .npy of the embedding row of each distinct sentence."""
+
+    embeddings: str
+    name: str
+    rows: Optional[str] = None
+    dim: Optional[int] = None
+    fp16: bool = False
+
+    def open(self) -> Vectors:
+        matrix = open_embeddings(self.embeddings, self.dim, self.fp16)
+        return Vectors(matrix, self.name, load(self.rows) if self.rows else None)
+
+    def part(self, start: int, stop: int) -> Vectors:
+        """Sentences start..stop."""
+        whole = self.open()
+        rows = (np.arange(start, stop) if whole.rows is None
+                else np.array(whole.rows[start:stop]))
+        return Vectors(whole.matrix, self.name, rows)
+
+
+# -- k-NN -------------------------------------------------------------------------------------
+
+def save_neighbours(prefix: str, found: Neighbours) -> None:
+    """A shard's k-NN lists and the mean similarity of each row (prefix.sims/ids/mean.npy)."""
+    save_array(f"{prefix}.sims.npy", found.sims)
+    save_array(f"{prefix}.ids.npy", found.ids)
+    save_array(f"{prefix}.mean.npy", found.mean()[:, None])
+
+
+def neighbour_files(prefix: str) -> list[str]:
+    return [f"{prefix}.{part}.npy" for part in ("sims", "ids", "mean")]
+
+
+def load_neighbours(prefix: str) -> Neighbours:
+    return Neighbours(np.array(load(f"{prefix}.sims.npy")), np.array(load(f"{prefix}.ids.npy")))
+
+
+@dataclass(frozen=True)
+class ExactShard:
+    """Exact k-NN of x sentences start..stop among each y shard: their fwd lists merged into
+    `output`, and for each y shard the bwd lists of its sentences among these (`parts`)."""
+
+    name: str
+    x: SideVectors
+    y: SideVectors
+    start: int
+    stop: int
+    y_ranges: tuple[tuple[int, int], ...]
+    k: int
+    output: str
+    parts: tuple[str, ...]
+
+    def outputs(self) -> list[str]:
+        return neighbour_files(self.output)
+
+    def run(self) -> dict:
+        queries, found = self.x.part(self.start, self.stop), []
+        for (first, last), part in zip(self.y_ranges, self.parts):
+            fwd, bwd = exact_knn(queries, self.y.part(first, last), self.k)
+            found.append((first, fwd))
+            save_array(f"{part}.sims.npy", bwd.sims)
+            save_array(f"{part}.ids.npy", bwd.ids + self.start)
+        total = self.y_ranges[-1][1]
+        save_neighbours(self.output, merge_neighbours(len(queries), min(self.k, total), found))
+        return {"rows": len(queries)}
+
+
+@dataclass(frozen=True)
+class MergeBackward:
+    """The bwd k-NN lists of y sentences from their lists among each x shard (removed once
+    merged)."""
+
+    name: str
+    parts: tuple[str, ...]
+    rows: int
+    k: int
+    output: str
+
+    def outputs(self) -> list[str]:
+        return neighbour_files(self.output)
+
+    def run(self) -> dict:
+        if not all(os.path.exists(path) for path in self.outputs()):
+            parts = [(0, load_neighbours(part)) for part in self.parts]
+            save_neighbours(self.output, merge_neighbours(self.rows, self.k, parts))
+        for part in self.parts:
+            for path in (f"{part}.sims.npy", f"{part}.ids.npy"):
+                if os.path.exists(path):
+                    os.remove(path)
+        return {"rows": self.rows}
+
+
+def _write_index(index, path: str) -> None:
+    import faiss
+    replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
+
+
+def _read_index(path: str):
+    import faiss
+    try:
+        return faiss.read_index(checked_file(path, "index"))
+    except RuntimeError:
+        raise LaserError(f"{path}: not a readable FAISS index; remove it and run the command "
+                         "again") from None
+
+
+@dataclass(frozen=True)
+class TrainIndex(OneOutput):
+    """An empty index of `factory`, trained on the seeded sample `build_index` takes."""
+
+    name: str
+    base: SideVectors
+    factory: str
+    output: str
+
+    def run(self) -> dict:
+        index = trained_index(self.base.open(), self.factory, "cosine")
+        _write_index(index, self.output)
+        return {}
+
+
+@dataclass(frozen=True)
+class PopulateIndex(OneOutput):
+    """The trained index holding every sentence of the side, added in order a block at a time
+    from the memory map (merging indexes populated by shards is not safe for FAISS's fast-scan
+    lists, whose blocks of 32 codes are copied whole)."""
+
+    name: str
+    base: SideVectors
+    trained: str
+    output: str
+
+    def run(self) -> dict:
+        index = _read_index(self.trained)
+        add_rows(index, self.base.open())
+        _write_index(index, self.output)
+        return {"rows": int(index.ntotal)}
+
+
+@dataclass(frozen=True)
+class ApproximateShard:
+    """k-NN of query sentences start..stop through the index of the other side, the index's
+    candidates re-scored with exact cosines (as `approximate_neighbours`)."""
+
+    name: str
+    queries: SideVectors
+    base: SideVectors
+    index: str
+    start: int
+    stop: int
+    k: int
+    approximate: ApproximateSearch
+    output: str
+
+    def outputs(self) -> list[str]:
+        return neighbour_files(self.output)
+
+    def run(self) -> dict:
+        queries, base = self.queries.part(self.start, self.stop), self.base.open()
+        wanted = min(self.k, len(base))
+        candidates = search(_read_index(self.index), queries, wanted * self.approximate.refine,
+                            nprobe=self.approximate.nprobe)
+        found = rescored(candidates, queries, base, wanted)
+        check_found(found, self.approximate, base.name)
+        save_neighbours(self.output, found)
+        return {"rows": len(queries)}
+
+
+# -- margins and runs -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MarginShard:
+    """Margin scores of a shard's candidates (`lists`), with the other side's neighbourhood
+    means read from its shards' memory maps; and each sentence's best candidate."""
+
+    name: str
+    lists: str
+    other_means: tuple[str, ...]
+    kind: str
+    output: str
+
+    def outputs(self) -> list[str]:
+        return [f"{self.output}.{part}.npy" for part in ("scores", "best", "best_score")]
+
+    def run(self) -> dict:
+        found = load_neighbours(self.lists)
+        own = np.array(load(f"{self.lists}.mean.npy"))
+        other = stacked(self.other_means)[found.ids.ravel()].reshape(found.ids.shape)
+        candidates = Candidates(margin(found.sims, own, other, self.kind), found.ids)
+        best, score = candidates.best()
+        save_array(f"{self.output}.scores.npy", candidates.scores)
+        save_array(f"{self.output}.best.npy", best[:, None])
+        save_array(f"{self.output}.best_score.npy", score[:, None])
+        return {"rows": len(best)}
+
+
+def load_candidates(lists: str, margins: str) -> Candidates:
+    return Candidates(np.array(load(f"{margins}.scores.npy")),
+                      np.array(load(f"{lists}.ids.npy")))
+
+
+@dataclass(frozen=True)
+class RunShard(OneOutput):
+    """One shard's pairs sorted best first (`laser.mining.retrieval`): its best candidates, or
+    every candidate; for intersect only mutual ones, for candidates of both directions only
+    bwd candidates the fwd lists (`fwd_ids`) lack."""
+
+    name: str
+    source_side: bool
+    lists: str
+    margins: str
+    first: int
+    order_base: int
+    every_candidate: bool
+    output: str
+    mutual_with: tuple[str, ...] = ()  # intersect: the bwd best files
+    fwd_ids: tuple[str, ...] = ()
+
+    def run(self) -> dict:
+        if self.every_candidate:
+            candidates = load_candidates(self.lists, self.margins)
+            keep = (new_candidates(candidates, self.first, stacked(self.fwd_ids))
+                    if self.fwd_ids else None)
+            run = candidate_run(candidates, self.first, self.source_side, self.order_base, keep)
+        else:
+            best = np.array(load(f"{self.margins}.best.npy"))[:, 0]
+            score = np.array(load(f"{self.margins}.best_score.npy"))[:, 0]
+            keep = None
+            if self.mutual_with:
+                own = np.arange(self.first, self.first + len(best))
+                keep = stacked(self.mutual_with)[best][:, 0] == own
+            run = best_run(best, score, self.first, self.source_side, self.order_base, keep)
+        save_array(self.output, run)
+        return {"pairs": len(run)}
+
+
+def write_pair_file(path: str, chunks: Iterator[Pairs]) -> int:
+    """Pairs of line numbers written to `path` as PAIR records, atomically; how many."""
+    count = 0
+
+    def records(tmp: str) -> None:
+        nonlocal count
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                rows = np.empty(len(chunk), dtype=PAIR)
+                rows["src"], rows["trg"], rows["score"] = chunk.src, chunk.trg, chunk.score
+                out.write(rows.tobytes())
+                count += len(rows)
+    replace_atomically(path, records)
+    return count
+
+
+@dataclass(frozen=True)
+class MergeRuns(OneOutput):
+    """The retrieved pairs (pairs.bin, line numbers): the runs merged best first, walked
+    greedily for max (above the threshold), else all of them."""
+
+    name: str
+    runs: tuple[str, ...]
+    greedy: bool
+    threshold: float
+    src: str  # split directories
+    trg: str
+    output: str
+
+    def run(self) -> dict:
+        src, trg = SplitSideFiles.read(self.src), SplitSideFiles.read(self.trg)
+        records = merged(load(path) for path in self.runs)
+        found = (greedy(records, self.threshold, src.record["sentences"],
+                        trg.record["sentences"]) if self.greedy else pairs_of(records))
+        src_corpus, trg_corpus = src.corpus(), trg.corpus()
+        lines = (chunk.to_lines(src_corpus, trg_corpus) for chunk in chunked(found))
+        return {"pairs": write_pair_file(self.output, lines)}
+
+
+@dataclass(frozen=True)
+class SearchLines(OneOutput):
+    """Mode search: every source line with the best target of its sentence (pairs.bin)."""
+
+    name: str
+    src: str
+    trg: str
+    best: tuple[str, ...]
+    output: str
+
+    def run(self) -> dict:
+        src, trg = SplitSideFiles.read(self.src).corpus(), SplitSideFiles.read(self.trg).corpus()
+        best, score = (stacked(tuple(f"{path}.{part}.npy" for path in self.best))
+                       for part in ("best", "best_score"))
+
+        def found() -> Iterator[Pairs]:
+            for start in range(0, src.lines, LINES_AT_ONCE):
+                sentence = np.asarray(src.line_sentence[start:start + LINES_AT_ONCE])
+                yield Pairs(np.arange(start, start + len(sentence)),
+                            np.asarray(trg.first_line[np.asarray(best[sentence])[:, 0]]),
+                            np.asarray(score[sentence])[:, 0])
+        return {"pairs": write_pair_file(self.output, found())}
+
+
+@dataclass(frozen=True)
+class ScoreLines(OneOutput):
+    """Mode score: the margin of line i with line i, up to the shorter side (pairs.bin)."""
+
+    name: str
+    src: str
+    trg: str
+    x: SideVectors
+    y: SideVectors
+    fwd_means: tuple[str, ...]
+    bwd_means: tuple[str, ...]
+    kind: str
+    output: str
+
+    def run(self) -> dict:
+        from ..mining.mine import aligned_similarities
+        src, trg = SplitSideFiles.read(self.src).corpus(), SplitSideFiles.read(self.trg).corpus()
+        x, y = self.x.open(), self.y.open()
+        fwd_mean, bwd_mean = stacked(self.fwd_means), stacked(self.bwd_means)
+
+        def found() -> Iterator[Pairs]:
+            lines = min(src.lines, trg.lines)
+            for start in range(0, lines, LINES_AT_ONCE):
+                stop = min(lines, start + LINES_AT_ONCE)
+                u = np.asarray(src.line_sentence[start:stop])
+                v = np.asarray(trg.line_sentence[start:stop])
+                scores = margin(aligned_similarities(x, y, u, v),
+                                np.asarray(fwd_mean[u])[:, 0], np.asarray(bwd_mean[v])[:, 0],
+                                self.kind)
+                yield Pairs(np.asarray(src.first_line[u]), np.asarray(trg.first_line[v]), scores)
+        return {"pairs": write_pair_file(self.output, found())}
+
+
+def read_pairs(path: str) -> np.memmap:
+    """The retrieved pairs, memory-mapped."""
+    checked_file(path, "retrieved pairs")
+    if os.path.getsize(path) == 0:
+        return np.zeros(0, dtype=PAIR)
+    return np.memmap(path, dtype=PAIR, mode="r")
+
