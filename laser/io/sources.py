@@ -31,8 +31,9 @@ STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 def expand(spec: str | os.PathLike) -> list[str]:
     """The files of one input, in order: `spec` itself (a file, '-' for stdin), the files under
     a directory (recursively, by path, hidden files and folders left out), the matches of a
-    glob (by name) or the paths listed in @LIST (one a line, as written; blank lines skipped).
-    An existing file named like a glob or @LIST is that file."""
+    glob (by name) or the paths listed in @LIST (one a line, blank lines skipped; a relative
+    path is relative to the list file's directory). An existing file named like a glob or
+    @LIST is that file."""
     spec = os.fspath(spec)
     if spec == STDIN:
         return [STDIN]
@@ -63,17 +64,19 @@ def _directory_files(directory: str) -> list[str]:
 
 
 def _listed_files(list_path: str) -> list[str]:
+    """The paths of a list file, relative ones joined to its directory (stdin's: as written)."""
     with _opened(list_path) as raw:
-        paths = [path.rstrip("\r") for path in decode_lines(list_path, raw, 1)]
+        paths = [path.rstrip("\r") for path in decode_lines(display_name(list_path), raw, 1)]
     paths = [path for path in paths if path.strip()]
     if not paths:
         raise LaserError(f"{list_path}: lists no files")
-    return paths
+    folder = "" if list_path == STDIN else os.path.dirname(list_path)
+    return [os.path.join(folder, path) for path in paths]
 
 
 def absolute_spec(spec: str) -> str:
     """`spec` as it reads from any directory: its path (or @LIST's) made absolute (the paths in
-    a list stay as written)."""
+    a list are relative to the list, wherever it is read from)."""
     if spec == STDIN or os.path.lexists(spec) or not spec.startswith("@"):
         return spec if spec == STDIN else os.path.abspath(spec)
     return "@" + os.path.abspath(spec[1:])
