@@ -233,23 +233,36 @@ def located_lines(spec: str) -> Iterator[tuple[str, int, str]]:
             yield path, number, text
 
 
-def is_plain_file(path: str) -> bool:
-    """A regular, uncompressed file: one that can be read twice and cut at byte offsets."""
-    if path == STDIN or not os.path.isfile(path):
-        return False
-    with open(path, "rb") as f:
-        return compression_of(path, f.read(HEAD_BYTES)) is None
+@contextmanager
+def _checked_stream(path: str) -> Iterator[BinaryIO]:
+    """A file's decompressed bytes; a corrupt or truncated stream read from it is a LaserError
+    naming the file."""
+    with _decompressing(path) as (stream, kind):
+        try:
+            yield stream
+        except _stream_errors(kind) as error:
+            raise LaserError(f"{display_name(path)}: corrupt or truncated {kind} stream "
+                             f"({_reason(error)})") from None
+
+
+def file_blocks(path: str, block_bytes: int = 1 << 24) -> Iterator[bytes]:
+    """The decompressed bytes of one file, a block at a time."""
+    with _checked_stream(path) as stream:
+        yield from iter(lambda: stream.read(block_bytes), b"")
+
+
+def file_bytes(path: str, offset: int, size: int) -> bytes:
+    """`size` decompressed bytes of a file from `offset` (a compressed one is decompressed from
+    its start up to them)."""
+    with _checked_stream(path) as stream:
+        stream.seek(offset)
+        return stream.read(size)
 
 
 def count_file_lines(path: str) -> int:
     """The lines of one regular file as `file_lines` splits them, read in blocks."""
     count, last = 0, b"\n"
-    with _decompressing(path) as (stream, kind):
-        try:
-            for block in iter(lambda: stream.read(1 << 24), b""):
-                count += block.count(b"\n")
-                last = block[-1:]
-        except _stream_errors(kind) as error:
-            raise LaserError(f"{path}: corrupt or truncated {kind} stream "
-                             f"({_reason(error)})") from None
+    for block in file_blocks(path):
+        count += block.count(b"\n")
+        last = block[-1:]
     return count + (last != b"\n")

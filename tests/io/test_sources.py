@@ -7,7 +7,7 @@ import os
 import pytest
 
 from laser.errors import LaserError
-from laser.io.sources import check_input, expand, is_plain_file, located_lines, zstd_module
+from laser.io.sources import check_input, expand, located_lines, zstd_module
 from laser.io.text import count_lines, read_lines
 
 LINES = [f"line {i} ü" for i in range(3000)]
@@ -25,7 +25,6 @@ def test_compressed_files_read_as_their_text(tmp_path, suffix):
     path.write_bytes(COMPRESS[suffix](text(LINES, final_newline=False)))
     assert list(read_lines(str(path))) == LINES
     assert count_lines(str(path)) == len(LINES)
-    assert not is_plain_file(str(path))
 
 
 def test_compression_is_told_by_magic_bytes_not_the_name(tmp_path):
