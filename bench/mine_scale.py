@@ -25,8 +25,11 @@ W/STAGE/manifest.json.
 stage (train, populate, search, re-score per direction; margins, retrieval, writing), which is
 what the cost model of docs/search-and-mining.md is built from.
 
-`--scaled` picks the index by N: IVF with 2^round(log2(4 sqrt N)) lists (FAISS's advice is 4 to
-16 sqrt N), PQ32x4fs codes (16 bytes a row, scanned by SIMD fast-scan kernels).
+`--scaled` picks the index by N: IVF with 2^round(log2(sqrt N)) lists, PQ32x4fs codes (16 bytes
+a row, scanned by SIMD fast-scan kernels). A query costs nlist x d products for its lists and
+nprobe x N / nlist codes scanned in them; their sum is least near nlist = sqrt(nprobe N c_scan /
+(d c_product)), which the measured rates put at about sqrt(N) for nprobe 16 and d 576
+(docs/search-and-mining.md, "Mining at scale").
 
 `--raw-text FILE.tsv.gz` times the raw-text path on the first `--lines` pairs of a parallel
 corpus (source column against the target column shuffled): language ID, dedup and embedding rates
@@ -101,8 +104,8 @@ def planted_found(mined_tsv: Path, data: Corpora) -> int:
 # --- the index ----------------------------------------------------------------------------
 
 def scaled_index(lines: int) -> str:
-    """IVF lists ~ 4 sqrt(N), a power of two; 16-byte fast-scan PQ codes."""
-    return f"IVF{2 ** round(math.log2(4 * math.sqrt(lines)))},PQ32x4fs"
+    """IVF lists ~ sqrt(N), a power of two; 16-byte fast-scan PQ codes."""
+    return f"IVF{2 ** round(math.log2(math.sqrt(lines)))},PQ32x4fs"
 
 
 # --- sampling the process tree --------------------------------------------------------------
@@ -176,7 +179,8 @@ class Samples:
 
 
 class Sampler(threading.Thread):
-    """Samples the tree under `pid` every 0.1 s (and `folder`'s size every second) until stopped."""
+    """Samples the processes under `pid` every 0.1 s (finds them, and `folder`'s size, every
+    second) until stopped."""
 
     def __init__(self, pid: int, folder: Optional[Path]):
         super().__init__(daemon=True)
@@ -184,15 +188,22 @@ class Sampler(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        tick = 0
+        tick, pids = 0, [self.pid]
         while not self.stopped.is_set():
-            self.sample(disk=tick % 10 == 0)
+            if tick % 10 == 0:  # the tree (all of /proc) and the disk once a second
+                pids = _tree(self.pid)
+                self.measure_disk()
+            self.sample(pids)
             tick += 1
             self.stopped.wait(SAMPLE_SECONDS)
 
-    def sample(self, disk: bool) -> None:
+    def measure_disk(self) -> None:
+        if self.folder is not None and self.folder.exists():
+            self.samples.disk = max(self.samples.disk, _disk_bytes(self.folder))
+
+    def sample(self, pids: list[int]) -> None:
         total, found = 0, self.samples
-        for pid in _tree(self.pid):
+        for pid in pids:
             seen = _process(pid)
             if seen is None:
                 continue
@@ -204,14 +215,11 @@ class Sampler(threading.Thread):
             elif anon > found.other_anon:
                 found.other_anon, found.other_name = anon, os.path.basename(name)[:40]
         found.tree_anon = max(found.tree_anon, total)
-        if disk and self.folder is not None and self.folder.exists():
-            found.disk = max(found.disk, _disk_bytes(self.folder))
 
     def stop(self) -> Samples:
         self.stopped.set()
         self.join()
-        if self.folder is not None and self.folder.exists():
-            self.samples.disk = max(self.samples.disk, _disk_bytes(self.folder))
+        self.measure_disk()
         return self.samples
 
 
@@ -272,7 +280,7 @@ def stage_seconds(work_dir: Path) -> dict:
 
 def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
     """`laser mine` on the embeddings, as users run it."""
-    folder = OUT / f"{data.lines}" / "run"
+    folder = OUT / f"{data.lines}-command"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     output = folder / "mined.tsv"
@@ -289,7 +297,7 @@ def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
 
 def run_stages(data: Corpora, index: str, nprobe: int) -> Row:
     """Today's library calls in one process (this script's `stages` mode), stage by stage."""
-    folder = OUT / f"{data.lines}" / "run"
+    folder = OUT / f"{data.lines}-stages"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     output, report = folder / "mined.tsv", folder / "stages.json"
@@ -447,7 +455,7 @@ def main() -> None:
                         help="lines a side, one run each")
     parser.add_argument("--index", default="IVF256,PQ32x4fs", help="FAISS factory")
     parser.add_argument("--scaled", action="store_true",
-                        help="the index by N: IVF lists ~ 4 sqrt(N), PQ32x4fs")
+                        help="the index by N: IVF lists ~ sqrt(N), PQ32x4fs")
     parser.add_argument("--nprobe", type=int, default=16)
     parser.add_argument("--stages", action="store_true",
                         help="today's library calls in one process, timed stage by stage")
