@@ -413,6 +413,104 @@ def raw_text(corpus: str, lines: int, src_lang: str, trg_lang: str) -> dict:
     return stages
 
 
+# --- the cost model -----------------------------------------------------------------------
+
+K, REFINE = 4, 4
+TRAIN_PER_LIST, TRAIN_AT_LEAST = 64, 50_000  # laser.search.index.default_train_size
+DEDUP_CPU_PER_LINE = 4.7e-6  # bench/unify_scale.py, 1M lines in 4.7 s (docs/search-and-mining.md)
+
+
+def lists_of(index: str) -> int:
+    return int(index.split(",")[0][3:])
+
+
+def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
+    """CPU seconds per unit of work, from the two largest `--stages` runs and the two largest
+    raw-text runs (their difference, so that start-up costs cancel out):
+    populate per row = quantizer x nlist + encode; search per query = quantizer x nlist +
+    scan x nprobe x N / nlist; re-score per candidate; training per (sample row x list)."""
+    (small, big) = sorted(rows, key=lambda row: row["lines"])[-2:]
+
+    def per_direction(row: dict, stage: str) -> float:
+        return row["stages"][stage]["cpu"] / 2
+
+    populate = [per_direction(row, "populate") / row["lines"] for row in (small, big)]
+    lists = [lists_of(row["index"]) for row in (small, big)]
+    quantizer = (populate[1] - populate[0]) / (lists[1] - lists[0])
+    encode = populate[1] - quantizer * lists[1]
+    searched = per_direction(big, "search") / big["lines"] - quantizer * lists[1]
+    scan = searched / (big["nprobe"] * big["lines"] / lists[1])
+    sample = min(big["lines"], max(TRAIN_AT_LEAST, TRAIN_PER_LIST * lists[1]))
+    costs = {"quantizer per list": quantizer, "encode per row": encode,
+             "scan per code": scan,
+             "re-score per candidate": per_direction(big, "re-score") / (big["lines"] * K * REFINE),
+             "train per sample row and list": per_direction(big, "train") / (sample * lists[1]),
+             "margins, retrieval, writing per line": sum(
+                 big["stages"][stage]["cpu"] for stage in ("margins", "retrieve", "write"))
+                 / big["lines"],
+             "dedup per line": DEDUP_CPU_PER_LINE}
+    if len(raw) >= 2:
+        (few, many) = sorted(raw, key=lambda run: run["lines a side"])[-2:]
+        extra = 2 * (many["lines a side"] - few["lines a side"])
+        for stage, name in (("language ID", "language ID per line"), ("embed", "embed per line")):
+            key = next(key for key in many if key.startswith(stage))
+            costs[name] = (many[key]["cpu"] - few[key]["cpu"]) / extra
+    return costs
+
+
+def cost_model(costs: dict, lines: float, lists: int, nprobe: int) -> dict:
+    """CPU seconds of each stage for `lines` lines a side (both sides, both directions)."""
+    sample = max(TRAIN_AT_LEAST, TRAIN_PER_LIST * lists)
+    per_query = costs["quantizer per list"] * lists + costs["scan per code"] * nprobe * lines / lists
+    model = {
+        "dedup": 2 * lines * costs["dedup per line"],
+        "language ID": 2 * lines * costs.get("language ID per line", float("nan")),
+        "embed": 2 * lines * costs.get("embed per line", float("nan")),
+        "train (one worker per side)": 2 * sample * lists * costs["train per sample row and list"],
+        "populate": 2 * lines * (costs["quantizer per list"] * lists + costs["encode per row"]),
+        "search": 2 * lines * per_query,
+        "re-score": 2 * lines * K * REFINE * costs["re-score per candidate"],
+        "margins, retrieval, writing": lines * costs["margins, retrieval, writing per line"],
+    }
+    return model
+
+
+def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe: int) -> None:
+    """Unit costs, the mining stages extrapolated to 10M lines a side, and 1B x 1B on machines
+    for each LISTS:NPROBE of `indexes`."""
+    rows = [json.loads(line) for line in open(OUT / "results.jsonl")]
+    rows = [row for row in rows if row["how"] == "stages in one process"]
+    raw_path = OUT / "raw-text.jsonl"
+    raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
+    costs = unit_costs(rows, raw)
+    print("CPU seconds per unit:")
+    for name, value in costs.items():
+        print(f"  {name}: {value:.3g}")
+    mining = ("train (one worker per side)", "populate", "search", "re-score",
+              "margins, retrieval, writing")
+    print("\nmining embeddings, extrapolated CPU seconds (index sized by --scaled)")
+    print("| lines a side | index | " + " | ".join(mining) + " | total |")
+    print("| ---: | --- |" + " ---: |" * (len(mining) + 1))
+    for size in (1_000_000, 2_000_000, 4_000_000, 10_000_000):
+        index = scaled_index(size)
+        model = cost_model(costs, size, lists_of(index), nprobe)
+        cells = [model[stage] for stage in mining]
+        print(f"| {size:,} | `{index}` | " + " | ".join(f"{value:,.0f}" for value in cells)
+              + f" | {sum(cells):,.0f} |")
+    for choice in indexes:
+        count, probes = map(int, choice.split(":"))
+        model = cost_model(costs, 1e9, count, probes)
+        print(f"\n1B x 1B, IVF{count},PQ32x4fs, nprobe {probes}: core-hours, and hours on M "
+              f"machines of {cores} cores (training: one machine)")
+        print("| stage | core-hours | " + " | ".join(f"M = {m}" for m in machines) + " |")
+        print("| --- | ---: |" + " ---: |" * len(machines))
+        for stage, seconds in model.items():
+            spread = [seconds / 3600 / (cores * (1 if stage.startswith("train") else m))
+                      for m in machines]
+            print(f"| {stage} | {seconds / 3600:,.0f} | "
+                  + " | ".join(f"{hours:,.1f}" for hours in spread) + " |")
+
+
 # --- main ---------------------------------------------------------------------------------
 
 def table(rows: list[Row]) -> str:
@@ -464,8 +562,17 @@ def main() -> None:
     parser.add_argument("--raw-text", metavar="TSV_GZ",
                         help="time raw text to pairs on the first --lines pairs of this corpus")
     parser.add_argument("--langs", nargs=2, default=["fr", "en"], metavar=("SRC", "TRG"))
+    parser.add_argument("--cost-model", action="store_true",
+                        help="print the 1B x 1B cost model from the runs recorded so far")
+    parser.add_argument("--machines", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--cores", type=int, default=32, help="cores a machine (cost model)")
+    parser.add_argument("--model-index", nargs="+", default=["32768:16", "262144:128"],
+                        metavar="LISTS:NPROBE", help="indexes of the 1B x 1B cost model")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.cost_model:
+        print_cost_model(args.machines, args.cores, args.model_index, args.nprobe)
+        return
     if args.raw_text:
         for lines in args.lines:
             result = raw_text(args.raw_text, lines, *args.langs)
