@@ -28,8 +28,8 @@ what the cost model of docs/search-and-mining.md is built from.
 `--scaled` picks the index by N: IVF with 2^round(log2(sqrt N)) lists, PQ32x4fs codes (16 bytes
 a row, scanned by SIMD fast-scan kernels). A query costs nlist x d products for its lists and
 nprobe x N / nlist codes scanned in them; their sum is least near nlist = sqrt(nprobe N c_scan /
-(d c_product)), which the measured rates put at about sqrt(N) for nprobe 16 and d 576
-(docs/search-and-mining.md, "Mining at scale").
+(d c_product)), which the measured rates put at about 2 sqrt(N) for nprobe 16 and d 576; sqrt(N)
+keeps the k-means training (nlist^2) 4 x cheaper (docs/search-and-mining.md, "Mining at scale").
 
 `--raw-text FILE.tsv.gz` times the raw-text path on the first `--lines` pairs of a parallel
 corpus (source column against the target column shuffled): language ID, dedup and embedding rates
