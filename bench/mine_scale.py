@@ -333,9 +333,9 @@ def stages_in_process(src_txt: str, trg_txt: str, src_npy: str, trg_npy: str, in
 
     times: dict[str, list[float]] = {}
 
-    def timed(stage: str, work):
+    def timed(stage: str, work, *args):
         wall, cpu = time.perf_counter(), time.process_time()
-        value = work()
+        value = work(*args)
         spent = times.setdefault(stage, [0.0, 0.0])
         spent[0] += time.perf_counter() - wall
         spent[1] += time.process_time() - cpu
@@ -344,21 +344,20 @@ def stages_in_process(src_txt: str, trg_txt: str, src_npy: str, trg_npy: str, in
     src, trg = timed("read", lambda: (scan_corpus(src_txt), scan_corpus(trg_txt)))
     x = corpus_vectors(src, open_embeddings(src_npy), src_npy)
     y = corpus_vectors(trg, open_embeddings(trg_npy), trg_npy)
-    approximate = ApproximateSearch(index, int(nprobe))
+    approximate = ApproximateSearch(index, int(nprobe), REFINE)
     found = []
     for queries, base in ((x, y), (y, x)):
-        built = timed("train", lambda: trained_index(base, index))
-        timed("populate", lambda: add_rows(built, base))
-        candidates = timed("search", lambda: search(built, queries, 4 * approximate.refine,
-                                                    nprobe=approximate.nprobe))
+        built = timed("train", trained_index, base, index)
+        timed("populate", add_rows, built, base)
+        candidates = timed("search", search, built, queries, K * REFINE, approximate.nprobe)
         del built
-        found.append(timed("re-score", lambda: rescored(candidates, queries, base, 4)))
+        found.append(timed("re-score", rescored, candidates, queries, base, K))
         check_found(found[-1], approximate, base.name)
         del candidates
     neighbourhoods = Neighbourhoods(*found)
-    candidates = timed("margins", lambda: neighbourhoods.candidates("ratio"))
+    candidates = timed("margins", neighbourhoods.candidates, "ratio")
     mined = timed("retrieve", lambda: retrieve(*candidates, "max", 0.0).to_lines(src, trg))
-    timed("write", lambda: write_pairs(output, mined, src, trg))
+    timed("write", write_pairs, output, mined, src, trg)
     Path(report).write_text(json.dumps({stage: {"wall": round(wall, 1), "cpu": round(cpu, 1)}
                                         for stage, (wall, cpu) in times.items()}))
 
