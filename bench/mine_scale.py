@@ -416,6 +416,7 @@ def raw_text(corpus: str, lines: int, src_lang: str, trg_lang: str) -> dict:
 
 K, REFINE = 4, 4
 TRAIN_PER_LIST, TRAIN_AT_LEAST = 64, 50_000  # laser.search.index.default_train_size
+FIT_AT_LEAST = 250_000  # lines a side; smaller runs are mostly fixed costs
 DEDUP_CPU_PER_LINE = 4.7e-6  # bench/unify_scale.py, 1M lines in 4.7 s (docs/search-and-mining.md)
 
 
@@ -424,11 +425,12 @@ def lists_of(index: str) -> int:
 
 
 def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
-    """CPU seconds per unit of work, from the two largest `--stages` runs and the two largest
-    raw-text runs (their difference, so that start-up costs cancel out):
+    """CPU seconds per unit of work, from the smallest and the largest `--stages` runs and the
+    two largest raw-text runs (their difference, so that start-up costs cancel out):
     populate per row = quantizer x nlist + encode; search per query = quantizer x nlist +
     scan x nprobe x N / nlist; re-score per candidate; training per (sample row x list)."""
-    (small, big) = sorted(rows, key=lambda row: row["lines"])[-2:]
+    ordered = sorted(rows, key=lambda row: row["lines"])
+    small, big = ordered[0], ordered[-1]
 
     def per_direction(row: dict, stage: str) -> float:
         return row["stages"][stage]["cpu"] / 2
@@ -478,7 +480,8 @@ def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe
     """Unit costs, the mining stages extrapolated to 10M lines a side, and 1B x 1B on machines
     for each LISTS:NPROBE of `indexes`."""
     rows = [json.loads(line) for line in open(OUT / "results.jsonl")]
-    rows = [row for row in rows if row["how"] == "stages in one process"]
+    rows = [row for row in rows
+            if row["how"] == "stages in one process" and row["lines"] >= FIT_AT_LEAST]
     raw_path = OUT / "raw-text.jsonl"
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
     costs = unit_costs(rows, raw)
@@ -487,6 +490,14 @@ def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe
         print(f"  {name}: {value:.3g}")
     mining = ("train (one worker per side)", "populate", "search", "re-score",
               "margins, retrieval, writing")
+    print("\nthe model against every --stages run: modelled / measured CPU seconds")
+    for row in rows:
+        model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
+        measured = [row["stages"]["train"]["cpu"], row["stages"]["populate"]["cpu"],
+                    row["stages"]["search"]["cpu"], row["stages"]["re-score"]["cpu"]]
+        print(f"  {row['lines']:,} `{row['index']}`: " + ", ".join(
+            f"{stage.split()[0]} {model[stage]:.0f} / {value:.0f}"
+            for stage, value in zip(mining, measured)))
     print("\nmining embeddings, extrapolated CPU seconds (index sized by --scaled)")
     print("| lines a side | index | " + " | ".join(mining) + " | total |")
     print("| ---: | --- |" + " ---: |" * (len(mining) + 1))
