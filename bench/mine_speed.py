@@ -51,14 +51,16 @@ def base_rows(start: int, stop: int, dim: int) -> np.ndarray:
     return np.concatenate(chunks)[start - first * CHUNK:stop - first * CHUNK]
 
 
-def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int,
-                offset: int) -> tuple[str, str]:
-    """Text and embeddings: rows offset..offset+pairs hold the planted pair of base vector i."""
-    stem = OUT / f"{name}-{rows}x{dim}-{pairs}pairs"
+def make_corpus(name: str, rows: int, dim: int, pairs: int, seed: int, offset: int,
+                dtype: np.dtype = np.float32) -> tuple[str, str]:
+    """Text and embeddings (stored as `dtype`): rows offset..offset+pairs hold the planted pair
+    of base vector i."""
+    kind = "" if np.dtype(dtype) == np.float32 else f"-{np.dtype(dtype).name}"
+    stem = OUT / f"{name}-{rows}x{dim}-{pairs}pairs{kind}"
     text, embeddings = stem.with_suffix(".txt"), stem.with_suffix(".npy")
     if not embeddings.exists():
         rng = np.random.default_rng(seed)
-        with EmbeddingWriter(embeddings, dim) as writer, open(text, "w") as lines:
+        with EmbeddingWriter(embeddings, dim, dtype=dtype) as writer, open(text, "w") as lines:
             for start in range(0, rows, CHUNK):
                 stop = min(start + CHUNK, rows)
                 block = rng.standard_normal((stop - start, dim), dtype=np.float32)

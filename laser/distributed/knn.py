@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import LaserError
+from ..io.embeddings import StackedRows
 from ..search.exact import BLOCK_ROWS
 from ..search.index import add_rows, trained_index
 from ..search.vectors import Vectors
@@ -21,13 +22,34 @@ SHARD_ROWS = 4 * BLOCK_ROWS
 
 
 @dataclass(frozen=True)
-class SharedVectors:
-    """`Vectors` whose matrix is a file every node sees, sent to workers as its path."""
+class MappedMatrix:
+    """A memory-mapped matrix file every node sees, as a worker maps it again."""
 
     path: str
     dtype: str
     shape: tuple[int, int]
     offset: int
+    order: str
+
+    @classmethod
+    def of(cls, matrix: np.ndarray, name: str) -> "MappedMatrix":
+        if not isinstance(matrix, np.memmap) or matrix.filename is None:
+            raise LaserError(f"{name}: --ray reads embeddings from files every node sees")
+        order = "F" if matrix.flags.f_contiguous and not matrix.flags.c_contiguous else "C"
+        return cls(os.path.abspath(matrix.filename), matrix.dtype.str, matrix.shape,
+                   matrix.offset, order)
+
+    def open(self) -> np.memmap:
+        return np.memmap(self.path, dtype=np.dtype(self.dtype), mode="r", offset=self.offset,
+                         shape=self.shape, order=self.order)
+
+
+@dataclass(frozen=True)
+class SharedVectors:
+    """`Vectors` whose matrix is one file, or several files' rows one after another
+    (`StackedRows`), that every node sees: sent to workers as their paths."""
+
+    parts: tuple[MappedMatrix, ...]
     name: str
     rows: Optional[np.ndarray]
     normalize: bool
@@ -35,23 +57,30 @@ class SharedVectors:
     @classmethod
     def of(cls, vectors: Vectors) -> "SharedVectors":
         matrix = vectors.matrix
-        if not isinstance(matrix, np.memmap) or matrix.filename is None:
-            raise LaserError(f"{vectors.name}: --ray reads embeddings from one file every node sees")
-        return cls(os.path.abspath(matrix.filename), matrix.dtype.str, matrix.shape,
-                   matrix.offset, vectors.name, vectors.rows, vectors.normalize)
+        matrices = matrix.parts if isinstance(matrix, StackedRows) else [matrix]
+        parts = tuple(MappedMatrix.of(part, vectors.name) for part in matrices if len(part))
+        return cls(parts, vectors.name, vectors.rows, vectors.normalize)
+
+    def matrix(self) -> np.ndarray | StackedRows:
+        if len(self.parts) == 1:
+            return self.parts[0].open()
+        return StackedRows([part.open() for part in self.parts],
+                           [part.path for part in self.parts])
 
     def open(self, start: int = 0, stop: Optional[int] = None) -> Vectors:
         """The vectors, or those at positions start..stop of the selection."""
-        matrix = np.memmap(self.path, dtype=np.dtype(self.dtype), mode="r", offset=self.offset,
-                           shape=self.shape)
         rows = self.rows
         if start or stop is not None:
-            every = np.arange(self.shape[0]) if rows is None else rows
+            every = np.arange(self.total_rows) if rows is None else rows
             rows = every[start:stop]
-        return Vectors(matrix, self.name, rows, self.normalize)
+        return Vectors(self.matrix(), self.name, rows, self.normalize)
+
+    @property
+    def total_rows(self) -> int:
+        return sum(part.shape[0] for part in self.parts)
 
     def __len__(self) -> int:
-        return self.shape[0] if self.rows is None else len(self.rows)
+        return self.total_rows if self.rows is None else len(self.rows)
 
 
 class KnnWorker:

@@ -112,10 +112,10 @@ class StagedMine:
             stage = self.stage(f"{side}-embed", {"split": split.key, "model": spec.key(),
                                                   "lang": source.lang,
                                                   "chunk_lines": self.work.chunk_lines})
-            tasks = [EmbedShard(f"embed-{shard.index:06d}", text, shard,
+            tasks = [EmbedShard(f"embed-{shard.index:06d}", shard,
                                 stage.path(f"embeddings-{shard.index:06d}.npy"), source.lang,
                                 spec, self.work.chunk_lines)
-                     for text, shard in files.text_shards()]
+                     for shard in files.text_shards()]
             self.run(stage, tasks)
             listing = stage.path("embeddings.list")
             with atomic_text_output(listing) as out:

@@ -166,10 +166,10 @@ class SplitSideFiles:
                       file_starts=np.array(self.record["file_starts"], dtype=np.int64),
                       **arrays)
 
-    def text_shards(self) -> list[tuple[str, Shard]]:
-        """(text file, its one shard) of every text shard, as `embed_shard` reads them."""
-        return [(text_path(self.directory, index),
-                 Shard(index, 0, shard["lines"], 0, shard["size"], shard["digest"]))
+    def text_shards(self) -> list[Shard]:
+        """Every text shard as one whole-file shard, as `embed_shard` reads it."""
+        return [Shard(text_path(self.directory, index), index, 0, shard["lines"], 0,
+                      shard["size"], shard["digest"])
                 for index, shard in enumerate(self.record["shards"])]
 
     def texts(self) -> "ShardTexts":
@@ -221,7 +221,6 @@ class EmbedShard(OneOutput):
     """Embed one text shard in `lang` into `output` (float32 rows, one per line)."""
 
     name: str
-    text: str
     shard: Shard
     output: str
     lang: str
@@ -229,7 +228,7 @@ class EmbedShard(OneOutput):
     chunk_lines: int
 
     def run(self) -> dict:
-        job = ShardJob(self.text, self.shard, self.output, self.lang, "float32", self.chunk_lines)
+        job = ShardJob(self.shard, self.output, self.lang, "float32", self.chunk_lines)
         return {"rows": embed_shard(_encoder(self.spec), job)}
 
 

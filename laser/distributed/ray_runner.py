@@ -204,9 +204,9 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
     missing = [shard for shard in shards if not manifest.is_done(shard)]
     if missing or not has_every_model_field(manifest.encoder):
         with ray_runtime(ray_options.address):
-            _embed_missing(spec, input_path, options, ray_options, worker_class, manifest,
-                           missing, run, dtype)
-    report = _assemble(manifest, shards, input_path, output_path, options, dtype, spec.files)
+            _embed_missing(spec, options, ray_options, worker_class, manifest, missing, run,
+                           dtype)
+    report = _assemble(manifest, shards, output_path, options, dtype, spec.files)
     report.seconds = time.perf_counter() - started
     finish_report(report, options)
     if ray_options.work_dir is None:
@@ -224,7 +224,7 @@ def has_every_model_field(fields: Optional[dict]) -> bool:
     return fields is not None and needed - own <= fields.keys()
 
 
-def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
+def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
                    ray_options: RayOptions, worker_class: type, manifest: Manifest,
                    missing: list[Shard], run: ShardRun, dtype: np.dtype) -> None:
     """Embed the shards the manifest lacks, recording each as it finishes."""
@@ -237,8 +237,8 @@ def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
                              "this machine; put models on a path every node shares")
         manifest.encoder = fields
         manifest.save()
-        jobs = [ShardJob(input_path, shard, str(manifest.shard_path(shard)), options.lang,
-                         dtype.name, options.chunk_lines, manifest.languages_path(shard))
+        jobs = [ShardJob(shard, str(manifest.shard_path(shard)), options.lang, dtype.name,
+                         options.chunk_lines, manifest.languages_path(shard))
                 for shard in missing]
         with tqdm(total=len(jobs), unit="shard", disable=None if options.progress else True,
                   leave=False) as bar:
@@ -251,8 +251,8 @@ def _embed_missing(spec: EncoderSpec, input_path: str, options: EmbedOptions,
         stop_actors(actors)
 
 
-def _assemble(manifest: Manifest, shards: list[Shard], input_path: str, output_path: str,
-              options: EmbedOptions, dtype: np.dtype, files: ModelFiles) -> EmbedReport:
+def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options: EmbedOptions,
+              dtype: np.dtype, files: ModelFiles) -> EmbedReport:
     """Concatenate the shard files into the output, and with lang `auto` their languages into
     `options.lang_out`, written atomically as `embed_file` does."""
     fields = manifest.encoder
@@ -263,7 +263,7 @@ def _assemble(manifest: Manifest, shards: list[Shard], input_path: str, output_p
             rows = open_embeddings(manifest.shard_path(shard))
             if rows.shape != (shard.lines, fields["dim"]) or rows.dtype != dtype:
                 raise LaserError(f"{manifest.shard_path(shard)}: holds {rows.shape} {rows.dtype} "
-                                 f"rows, expected {shard.lines} lines of {input_path}")
+                                 f"rows, expected {shard.lines} lines of {shard.path}")
             for start in range(0, len(rows), COPY_ROWS):
                 writer.write(rows[start:start + COPY_ROWS])
             if manifest.languages_path(shard):

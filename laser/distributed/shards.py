@@ -1,4 +1,4 @@
-"""Line-range shards of a text file and the manifest of finished ones: what lets a distributed
+"""Line-range shards of text files and the manifest of finished ones: what lets a distributed
 job split its input, run the shards anywhere and, after a crash, redo only the missing ones."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
-from ..io.sources import is_plain_file
+from ..io.sources import STDIN, display_name, expand, file_blocks, file_bytes
 from ..text.languages import AUTO
 
 READ_BLOCK = 1 << 24
@@ -27,9 +27,11 @@ def content_digest() -> "hashlib._Hash":
 
 @dataclass(frozen=True)
 class Shard:
-    """Lines `start` to `stop` (0-based, stop excluded) of a file: `size` bytes from byte
-    `offset`, whose content hash is `digest`."""
+    """Lines `start` to `stop` (0-based, stop excluded) of the file at `path` (absolute): `size`
+    bytes from byte `offset` of its text (decompressed), whose content hash is `digest`; `index`
+    counts the shards of the whole input."""
 
+    path: str
     index: int
     start: int
     stop: int
@@ -48,9 +50,12 @@ class Shard:
 
 @dataclass
 class _Planner:
-    """Cuts a byte stream into shards of `shard_lines` lines, hashing each on the way."""
+    """Cuts the bytes of one file into shards of `shard_lines` lines, hashing each on the way;
+    they are numbered from `first_index`."""
 
+    path: str
     shard_lines: int
+    first_index: int
     shards: list[Shard] = field(default_factory=list)
     start_line: int = 0
     offset: int = 0
@@ -85,39 +90,40 @@ class _Planner:
         self.lines += lines
 
     def _close(self) -> None:
-        self.shards.append(Shard(len(self.shards), self.start_line, self.start_line + self.lines,
-                                 self.offset, self.size, self.digest.hexdigest()))
+        self.shards.append(Shard(self.path, self.first_index + len(self.shards), self.start_line,
+                                 self.start_line + self.lines, self.offset, self.size,
+                                 self.digest.hexdigest()))
         self.start_line += self.lines
         self.offset += self.size
         self.size, self.lines = 0, 0
         self.digest = content_digest()
 
 
-def plan_shards(path: str, shard_lines: int) -> list[Shard]:
-    """Shards of `shard_lines` lines (the last one shorter) covering a regular file, in one
-    streamed pass."""
+def plan_shards(spec: str, shard_lines: int) -> list[Shard]:
+    """Shards of `shard_lines` lines (the last of each file shorter) covering the files of an
+    input (a file, directory, glob or @LIST, compressed or not), in one streamed pass."""
     if shard_lines < 1:
         raise LaserError("--shard-lines must be at least 1")
-    if not is_plain_file(path):
-        raise LaserError(f"{path}: a distributed job reads one uncompressed regular file (not "
-                         "stdin, a pipe, a directory, a glob or @LIST) that every node can see")
-    planner = _Planner(shard_lines)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(READ_BLOCK), b""):
+    shards: list[Shard] = []
+    for path in expand(spec):
+        if path == STDIN or not os.path.isfile(path):
+            raise LaserError(f"{display_name(path)}: a distributed job reads regular files (not "
+                             "stdin or a pipe) that every node can see")
+        planner = _Planner(os.path.abspath(path), shard_lines, len(shards))
+        for block in file_blocks(path, READ_BLOCK):
             planner.feed(block)
-    return planner.finish()
+        shards += planner.finish()
+    return shards
 
 
-def read_shard(path: str, shard: Shard) -> bytes:
-    """The bytes of a shard, refused when the file changed since it was planned."""
-    with open(path, "rb") as f:
-        f.seek(shard.offset)
-        data = f.read(shard.size)
+def read_shard(shard: Shard) -> bytes:
+    """The bytes of a shard, refused when its file changed since it was planned."""
+    data = file_bytes(shard.path, shard.offset, shard.size)
     digest = content_digest()
     digest.update(data)
     if digest.hexdigest() != shard.digest:
-        raise LaserError(f"{path}: lines {shard.start + 1}-{shard.stop} changed while the job "
-                         "ran; run it again")
+        raise LaserError(f"{shard.path}: lines {shard.start + 1}-{shard.stop} changed while the "
+                         "job ran; run it again")
     return data
 
 
@@ -181,9 +187,10 @@ class Manifest:
 
 
 def _shard_record(shard: Shard) -> dict:
-    """What a finished shard's rows depend on: its lines and their bytes (not where they sit in
-    the file, so an edit elsewhere keeps it)."""
-    return {"start": shard.start, "stop": shard.stop, "digest": shard.digest}
+    """What a finished shard's rows depend on: its file, its lines and their bytes (not where
+    they sit in the file, so an edit elsewhere keeps it)."""
+    return {"path": shard.path, "start": shard.start, "stop": shard.stop,
+            "digest": shard.digest}
 
 
 def read_json(path: Path) -> dict:

@@ -57,11 +57,10 @@ class EncoderSpec:
 
 @dataclass(frozen=True)
 class ShardJob:
-    """Embed the lines of `shard` of `input_path` in `lang` into `output` (.npy of `dtype`),
-    `chunk_lines` at a time as the single-process pipeline does; with lang `auto`, write the
-    lines' identified languages to `languages`."""
+    """Embed the lines of `shard` in `lang` into `output` (.npy of `dtype`), `chunk_lines` at a
+    time as the single-process pipeline does; with lang `auto`, write the lines' identified
+    languages to `languages`."""
 
-    input_path: str
     shard: Shard
     output: str
     lang: str
@@ -87,10 +86,9 @@ def pin_threads(threads: int) -> None:
 def embed_shard(encoder: Encoder, job: ShardJob) -> int:
     """Write the embeddings of one shard; returns its row count (one per line, always)."""
     shard = job.shard
-    data = read_shard(job.input_path, shard)
-    lines = decode_lines(job.input_path, io.BytesIO(data), shard.start + 1)
-    dtype = np.dtype(job.dtype)
-    with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=dtype) as writer, \
+    data = read_shard(shard)
+    lines = decode_lines(shard.path, io.BytesIO(data), shard.start + 1)
+    with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=np.dtype(job.dtype)) as writer, \
             languages_output(job.languages) as languages:
         for chunk in batched(lines, job.chunk_lines):
             prepared = encoder.prepare(chunk, job.lang)
@@ -98,6 +96,6 @@ def embed_shard(encoder: Encoder, job: ShardJob) -> int:
             if languages is not None:
                 write_batch(languages, *prepared.guesses)
         if writer.rows != shard.lines:
-            raise LaserError(f"{job.input_path}: lines {shard.start + 1}-{shard.stop} gave "
+            raise LaserError(f"{shard.path}: lines {shard.start + 1}-{shard.stop} gave "
                              f"{writer.rows} rows, not {shard.lines}")
     return writer.rows

@@ -31,8 +31,9 @@ STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
 def expand(spec: str | os.PathLike) -> list[str]:
     """The files of one input, in order: `spec` itself (a file, '-' for stdin), the files under
     a directory (recursively, by path, hidden files and folders left out), the matches of a
-    glob (by name) or the paths listed in @LIST (one a line, as written; blank lines skipped).
-    An existing file named like a glob or @LIST is that file."""
+    glob (by name) or the paths listed in @LIST (one a line, blank lines skipped; a relative
+    path is relative to the list file's directory). An existing file named like a glob or
+    @LIST is that file."""
     spec = os.fspath(spec)
     if spec == STDIN:
         return [STDIN]
@@ -63,17 +64,19 @@ def _directory_files(directory: str) -> list[str]:
 
 
 def _listed_files(list_path: str) -> list[str]:
+    """The paths of a list file, relative ones joined to its directory (stdin's: as written)."""
     with _opened(list_path) as raw:
-        paths = [path.rstrip("\r") for path in decode_lines(list_path, raw, 1)]
+        paths = [path.rstrip("\r") for path in decode_lines(display_name(list_path), raw, 1)]
     paths = [path for path in paths if path.strip()]
     if not paths:
         raise LaserError(f"{list_path}: lists no files")
-    return paths
+    folder = "" if list_path == STDIN else os.path.dirname(list_path)
+    return [os.path.join(folder, path) for path in paths]
 
 
 def absolute_spec(spec: str) -> str:
     """`spec` as it reads from any directory: its path (or @LIST's) made absolute (the paths in
-    a list stay as written)."""
+    a list are relative to the list, wherever it is read from)."""
     if spec == STDIN or os.path.lexists(spec) or not spec.startswith("@"):
         return spec if spec == STDIN else os.path.abspath(spec)
     return "@" + os.path.abspath(spec[1:])
@@ -230,23 +233,36 @@ def located_lines(spec: str) -> Iterator[tuple[str, int, str]]:
             yield path, number, text
 
 
-def is_plain_file(path: str) -> bool:
-    """A regular, uncompressed file: one that can be read twice and cut at byte offsets."""
-    if path == STDIN or not os.path.isfile(path):
-        return False
-    with open(path, "rb") as f:
-        return compression_of(path, f.read(HEAD_BYTES)) is None
+@contextmanager
+def _checked_stream(path: str) -> Iterator[BinaryIO]:
+    """A file's decompressed bytes; a corrupt or truncated stream read from it is a LaserError
+    naming the file."""
+    with _decompressing(path) as (stream, kind):
+        try:
+            yield stream
+        except _stream_errors(kind) as error:
+            raise LaserError(f"{display_name(path)}: corrupt or truncated {kind} stream "
+                             f"({_reason(error)})") from None
+
+
+def file_blocks(path: str, block_bytes: int = 1 << 24) -> Iterator[bytes]:
+    """The decompressed bytes of one file, a block at a time."""
+    with _checked_stream(path) as stream:
+        yield from iter(lambda: stream.read(block_bytes), b"")
+
+
+def file_bytes(path: str, offset: int, size: int) -> bytes:
+    """`size` decompressed bytes of a file from `offset` (a compressed one is decompressed from
+    its start up to them)."""
+    with _checked_stream(path) as stream:
+        stream.seek(offset)
+        return stream.read(size)
 
 
 def count_file_lines(path: str) -> int:
     """The lines of one regular file as `file_lines` splits them, read in blocks."""
     count, last = 0, b"\n"
-    with _decompressing(path) as (stream, kind):
-        try:
-            for block in iter(lambda: stream.read(1 << 24), b""):
-                count += block.count(b"\n")
-                last = block[-1:]
-        except _stream_errors(kind) as error:
-            raise LaserError(f"{path}: corrupt or truncated {kind} stream "
-                             f"({_reason(error)})") from None
+    for block in file_blocks(path):
+        count += block.count(b"\n")
+        last = block[-1:]
     return count + (last != b"\n")

@@ -11,7 +11,6 @@ from typing import Iterable, Optional, Sequence
 
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
-from ..text.languages import AUTO
 from . import fasttext_file
 from .predictor import LABEL_PREFIX, Predictor
 

@@ -82,14 +82,17 @@ def test_embed_of_a_bad_spec_is_one_line_and_no_output(tmp_path, monkeypatch, sp
     assert list(tmp_path.iterdir()) == []
 
 
-def test_embed_on_ray_refuses_many_files_before_starting_ray(tmp_path):
-    pytest.importorskip("ray")
+@pytest.mark.slow
+def test_embed_on_ray_of_a_list_or_a_glob_equals_one_process(ray_runtime, tmp_path):
+    """Compressed shards, an empty file, a list of paths relative to itself: one row per line,
+    file after file, bit for bit as plain `laser embed` of the lines in one file."""
     lines = SOURCE.read_text(encoding="utf-8").splitlines(keepends=True)
     shards = shards_of(lines, tmp_path / "shards")
-    result = run("embed", shards, "-o", tmp_path / "out.npy", "-l", "de", "-q", "--ray", "local",
-                 *MODEL)
-    assert result.exit_code == 1
-    assert result.output.splitlines()[-1].endswith(
-        "shards: a distributed job reads one uncompressed regular file (not stdin, a pipe, a "
-        "directory, a glob or @LIST) that every node can see")
-    assert not (tmp_path / "out.npy").exists()
+    (shards / "order.list").write_text("1.txt.gz\n2.zst\n4-empty.txt\n3.txt\n")
+    assert run("embed", SOURCE, "-o", tmp_path / "one.npy", "-l", "de", "-q", *MODEL).exit_code == 0
+    for spec in (f"@{shards / 'order.list'}", f"{shards}/[1-4]*"):
+        result = run("embed", spec, "-o", tmp_path / "many.npy", "-l", "de", *MODEL, "--ray",
+                     "local", "--ray-workers", "2", "--shard-lines", "5")
+        assert result.exit_code == 0, result.output
+        assert "8 shards computed, 0 reused" in result.output  # 5+2, 5+5+2, 5+5+1 lines
+        assert (tmp_path / "many.npy").read_bytes() == (tmp_path / "one.npy").read_bytes()

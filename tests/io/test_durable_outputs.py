@@ -51,8 +51,7 @@ def test_work_directory_shards_and_manifest_are_durable(tmp_path, syncs, encoder
     from laser.distributed.work import ShardJob, embed_shard
     manifest = Manifest.open(tmp_path / "work", {"job": 1})
     shard = plan_shards(str(ENGLISH), 16)[1]
-    embed_shard(encoder, ShardJob(str(ENGLISH), shard, str(manifest.shard_path(shard)), "en",
-                                  "float32", 8))
+    embed_shard(encoder, ShardJob(shard, str(manifest.shard_path(shard)), "en", "float32", 8))
     manifest.mark_done(shard)
     assert len(np.load(manifest.shard_path(shard))) == shard.lines
     assert_durable(syncs, manifest.shard_path(shard))

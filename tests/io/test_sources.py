@@ -7,7 +7,7 @@ import os
 import pytest
 
 from laser.errors import LaserError
-from laser.io.sources import check_input, expand, is_plain_file, located_lines, zstd_module
+from laser.io.sources import check_input, expand, located_lines, zstd_module
 from laser.io.text import count_lines, read_lines
 
 LINES = [f"line {i} ü" for i in range(3000)]
@@ -25,7 +25,6 @@ def test_compressed_files_read_as_their_text(tmp_path, suffix):
     path.write_bytes(COMPRESS[suffix](text(LINES, final_newline=False)))
     assert list(read_lines(str(path))) == LINES
     assert count_lines(str(path)) == len(LINES)
-    assert not is_plain_file(str(path))
 
 
 def test_compression_is_told_by_magic_bytes_not_the_name(tmp_path):
@@ -71,6 +70,21 @@ def test_directory_glob_and_list_give_the_files_in_order(tmp_path, monkeypatch):
     located = list(located_lines("@shards.list"))
     assert located[0] == ("shards/e.xz", 1, LINES[1500])
     assert located[-1] == ("shards/a.txt.gz", 1000, LINES[999])
+
+
+def test_the_paths_of_a_list_are_relative_to_the_list_file(tmp_path, monkeypatch):
+    """A list beside its shards reads the same from any directory; absolute paths stay."""
+    folder = write_shards(tmp_path)
+    (folder / "b" / "some.list").write_text(f"c.txt\n../e.xz\n{folder / 'a.txt.gz'}\n")
+    monkeypatch.chdir(folder / "b")
+    assert expand("@some.list") == ["c.txt", "../e.xz", str(folder / "a.txt.gz")]
+    expected = LINES[1000:1500] + LINES[1500:] + LINES[:1000]
+    assert list(read_lines("@some.list")) == expected
+    monkeypatch.chdir(tmp_path)
+    assert expand("@shards/b/some.list") == [
+        os.path.join("shards", "b", "c.txt"), os.path.join("shards", "b", "..", "e.xz"),
+        str(folder / "a.txt.gz")]
+    assert list(read_lines("@shards/b/some.list")) == expected
 
 
 def test_an_existing_file_named_like_a_glob_or_list_is_that_file(tmp_path, monkeypatch):
