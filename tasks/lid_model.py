@@ -14,8 +14,9 @@ are in (laser.lid.scripts); a language written in a second script keeps those li
 label of their own when it has at least MIN_SCRIPT_LINES of them, else they are dropped. Train
 lines are deduplicated per label; a train line equal (normalised) to any dev line, to any FLORES
 dev row of SIB-200 (the bench's held-out sets), or to a line of another label is dropped. Each
-label is sampled to between --floor and --cap lines (repeated below the floor). Prints the macro
-accuracy on the corpus dev split and the worst labels.
+label is sampled to between --floor and --cap lines (repeated below the floor; with
+--balance-lengths a capped label keeps as many lines of long pairs as of short ones). Prints the
+macro accuracy on the corpus dev split and the worst labels.
 """
 from __future__ import annotations
 
@@ -107,10 +108,12 @@ def keep_main_scripts(by_label: dict[str, list[str]]) -> dict[str, list[str]]:
         len(lines) >= MIN_SCRIPT_LINES or len(lines) == largest[label.split("_")[0]])}
 
 
-def sampled(lines: list[str], floor: int, cap: int, long_keys: set[str],
+def sampled(lines: list[str], floor: int, cap: int, long_keys: set[str] | None,
             rng: random.Random) -> list[str]:
-    """`lines` cut to `cap` at random, half long and half short lines where there are enough of
-    each, or repeated (then topped up at random) up to `floor`."""
+    """`lines` cut to `cap` at random (with `long_keys`, half long and half short lines where
+    there are enough of each), or repeated (then topped up at random) up to `floor`."""
+    if len(lines) >= cap and long_keys is None:
+        return rng.sample(lines, cap)
     if len(lines) >= cap:
         long = [line for line in lines if key(line) in long_keys]
         short = [line for line in lines if key(line) not in long_keys]
@@ -184,6 +187,8 @@ def main() -> None:
     parser.add_argument("--loss", choices=("softmax", "hs"), default="softmax",
                         help="hs (hierarchical softmax): faster prediction over many labels")
     parser.add_argument("--no-quantize", action="store_true")
+    parser.add_argument("--balance-lengths", action="store_true",
+                        help="a label cut to --cap keeps as many long lines as short ones")
     args = parser.parse_args()
     import fasttext  # the full package (training): not a dependency of laser itself
 
@@ -192,7 +197,8 @@ def main() -> None:
     dev, train, long_keys = prepared(args.corpus, args.sib200, args.work / "data.json.gz")
     rng = random.Random(args.seed)
     rows = [(label, line) for label in sorted(train)
-            for line in sampled(train[label], args.floor, args.cap, long_keys, rng)]
+            for line in sampled(train[label], args.floor, args.cap,
+                                long_keys if args.balance_lengths else None, rng)]
     rng.shuffle(rows)
     train_file = args.work / "train.txt"
     write_fasttext(train_file, rows)
