@@ -14,8 +14,9 @@ are in (laser.lid.scripts); a language written in a second script keeps those li
 label of their own when it has at least MIN_SCRIPT_LINES of them, else they are dropped. Train
 lines are deduplicated per label; a train line equal (normalised) to any dev line, to any FLORES
 dev row of SIB-200 (the bench's held-out sets), or to a line of another label is dropped. Each
-label is sampled to between --floor and --cap lines (repeated below the floor). Prints the macro
-accuracy on the corpus dev split and the worst labels.
+label is sampled to between --floor and --cap lines (repeated below the floor; with
+--balance-lengths a capped label keeps as many lines of long pairs as of short ones). Prints the
+macro accuracy on the corpus dev split and the worst labels.
 """
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ from laser.lid.corpus import (PIVOT, corpus_files, flores_dev_rows, label_of, la
 from laser.lid.model import LABEL_PREFIX
 
 MIN_SCRIPT_LINES = 100
+# A pair whose English side has at least this many characters is taken for news or Wikipedia
+# (FLORES-200, NTREX, TICO-19) rather than a Tatoeba-style sentence.
+LONG_ENGLISH = 70
 NOT_KEY = re.compile(r"[\W\d_]+")
 
 
@@ -43,9 +47,11 @@ def key(line: str) -> str:
     return NOT_KEY.sub("", unicodedata.normalize("NFKC", line).lower())
 
 
-def read_split(corpus: Path, split: str) -> dict[str, list[str]]:
-    """Label -> lines of a split: every foreign side, and the English side of every file."""
+def read_split(corpus: Path, split: str) -> tuple[dict[str, list[str]], set[str]]:
+    """Label -> lines of a split (every foreign side, and the English side of every file), and
+    the keys of the lines of long pairs (`LONG_ENGLISH`)."""
     by_label: dict[str, list[str]] = defaultdict(list)
+    long_keys: set[str] = set()
     for path in corpus_files(corpus, split):
         language = language_of(path)
         for foreign, english in pairs(path):
@@ -53,7 +59,9 @@ def read_split(corpus: Path, split: str) -> dict[str, list[str]]:
                 label = label_of(code, line) if line else None
                 if label:
                     by_label[label].append(line)
-    return by_label
+                    if len(english) >= LONG_ENGLISH:
+                        long_keys.add(key(line))
+    return by_label, long_keys
 
 
 def held_out_keys(dev: dict[str, list[str]], sib200: Path | None) -> set[str]:
@@ -100,10 +108,17 @@ def keep_main_scripts(by_label: dict[str, list[str]]) -> dict[str, list[str]]:
         len(lines) >= MIN_SCRIPT_LINES or len(lines) == largest[label.split("_")[0]])}
 
 
-def sampled(lines: list[str], floor: int, cap: int, rng: random.Random) -> list[str]:
-    """`lines` cut to `cap` at random, or repeated (then topped up at random) up to `floor`."""
-    if len(lines) >= cap:
+def sampled(lines: list[str], floor: int, cap: int, long_keys: set[str] | None,
+            rng: random.Random) -> list[str]:
+    """`lines` cut to `cap` at random (with `long_keys`, half long and half short lines where
+    there are enough of each), or repeated (then topped up at random) up to `floor`."""
+    if len(lines) >= cap and long_keys is None:
         return rng.sample(lines, cap)
+    if len(lines) >= cap:
+        long = [line for line in lines if key(line) in long_keys]
+        short = [line for line in lines if key(line) not in long_keys]
+        keep_long = min(len(long), max(cap // 2, cap - len(short)))
+        return rng.sample(long, keep_long) + rng.sample(short, cap - keep_long)
     if len(lines) >= floor:
         return list(lines)
     repeats, rest = divmod(floor, len(lines))
@@ -135,16 +150,19 @@ def macro_report(model, dev: dict[str, list[str]], worst: int = 25) -> float:
 
 
 def prepared(corpus: Path, sib200: Path | None, cache: Path):
-    """(dev, cleaned train) by label, read from `cache` when an earlier run wrote it."""
+    """(dev, cleaned train) by label and the keys of long lines, read from `cache` when an
+    earlier run wrote it."""
     if cache.exists():
         with gzip.open(cache, "rt", encoding="utf-8") as data:
-            return json.load(data)
-    dev = read_split(corpus, "dev")
-    train = clean_train(read_split(corpus, "train"), held_out_keys(dev, sib200))
+            dev, train, long_keys = json.load(data)
+            return dev, train, set(long_keys)
+    dev, _ = read_split(corpus, "dev")
+    train, long_keys = read_split(corpus, "train")
+    train = clean_train(train, held_out_keys(dev, sib200))
     dev = {label: lines for label, lines in dev.items() if label in train}
     with gzip.open(cache, "wt", encoding="utf-8") as data:
-        json.dump([dev, train], data, ensure_ascii=False)
-    return dev, train
+        json.dump([dev, train, sorted(long_keys)], data, ensure_ascii=False)
+    return dev, train, long_keys
 
 
 def main() -> None:
@@ -169,15 +187,18 @@ def main() -> None:
     parser.add_argument("--loss", choices=("softmax", "hs"), default="softmax",
                         help="hs (hierarchical softmax): faster prediction over many labels")
     parser.add_argument("--no-quantize", action="store_true")
+    parser.add_argument("--balance-lengths", action="store_true",
+                        help="a label cut to --cap keeps as many long lines as short ones")
     args = parser.parse_args()
     import fasttext  # the full package (training): not a dependency of laser itself
 
     started = time.time()
     args.work.mkdir(parents=True, exist_ok=True)
-    dev, train = prepared(args.corpus, args.sib200, args.work / "data.json.gz")
+    dev, train, long_keys = prepared(args.corpus, args.sib200, args.work / "data.json.gz")
     rng = random.Random(args.seed)
     rows = [(label, line) for label in sorted(train)
-            for line in sampled(train[label], args.floor, args.cap, rng)]
+            for line in sampled(train[label], args.floor, args.cap,
+                                long_keys if args.balance_lengths else None, rng)]
     rng.shuffle(rows)
     train_file = args.work / "train.txt"
     write_fasttext(train_file, rows)
