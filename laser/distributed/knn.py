@@ -121,23 +121,30 @@ def ray_build_index(vectors: Vectors, factory: str, metric: str, train_size: Opt
 def _ray_index(base: SharedVectors, factory: str, actors: list, ray_options: RayOptions,
                metric: str = "cosine", train_size: Optional[int] = None):
     """An IVF index of `base`: trained once by one worker on the seeded sample `build_index`
-    takes, populated by shards of rows under their global ids, merged in row order."""
+    takes, populated by shards of rows under their global ids, merged in row order. Fast-scan
+    lists (`...x4fs`) are populated by one task in row order, as `laser mine`'s index stage:
+    FAISS's `merge_from` copies their blocks of 32 codes whole and corrupts them."""
     import faiss
     trained = ray_result(actors[0].train.remote(base, factory, metric, train_size))
-    index = faiss.deserialize_index(np.frombuffer(trained, dtype=np.uint8))
+    index = _deserialized(trained)
     try:
         lists = faiss.extract_index_ivf(index)
     except RuntimeError:
         raise LaserError(f"--ray builds IVF indexes (IVF...,Flat or IVF...,PQ...), "
                          f"not {factory}") from None
+    if isinstance(faiss.downcast_index(lists), faiss.IndexIVFFastScan):
+        return _deserialized(ray_result(actors[0].populate.remote(trained, base, 0, len(base))))
     parts = {}
     run_jobs(actors, _ranges(len(base), ray_options.shard_lines or SHARD_ROWS),
              lambda actor, rows: actor.populate.remote(trained, base, *rows),
              lambda rows, part: parts.__setitem__(rows[0], part))
     for start in sorted(parts):
-        part = faiss.deserialize_index(np.frombuffer(parts.pop(start), dtype=np.uint8))
+        part = _deserialized(parts.pop(start))
         lists.merge_from(faiss.extract_index_ivf(part), 0)
     index.ntotal = lists.ntotal
     return index
 
 
+def _deserialized(serialized: bytes):
+    import faiss
+    return faiss.deserialize_index(np.frombuffer(serialized, dtype=np.uint8))

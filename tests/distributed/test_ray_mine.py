@@ -45,6 +45,24 @@ def test_mine_and_knn_build_commands_on_ray_equal_one_process(ray_runtime, tmp_p
     assert (tmp_path / "ray.index").read_bytes() == (tmp_path / "alone.index").read_bytes()
 
 
+def test_fast_scan_knn_build_on_ray_answers_every_search_as_one_process(ray_runtime, tmp_path):
+    """A fast-scan index (`...x4fs`) on Ray is populated by one task in row order: merging shard
+    indexes would append 256 rows (one list, shards of one block's 256 bytes) to a list of 256
+    and FAISS's `merge_from` would write past its blocks (the process aborts)."""
+    import faiss
+    build = ("knn", "build", str(MAIN / "src.npy"), "--index", "IVF1,PQ16x4fs", "-q")
+    with one_thread():
+        _run(*build, "-o", str(tmp_path / "alone.index"))
+    _run(*build, "-o", str(tmp_path / "ray.index"), "--ray", "local", "--shard-lines", "256")
+    queries = np.load(MAIN / "src.npy")
+    faiss.normalize_L2(queries)
+    alone, ray = (faiss.read_index(str(tmp_path / name)) for name in ("alone.index", "ray.index"))
+    assert ray.ntotal == alone.ntotal == len(queries)
+    for found, expected in zip(ray.search(queries, 10), alone.search(queries, 10)):
+        np.testing.assert_array_equal(found, expected)
+    assert (tmp_path / "ray.index").read_bytes() == (tmp_path / "alone.index").read_bytes()
+
+
 def test_mine_on_ray_embeds_each_side_with_the_encoder_of_its_language(ray_runtime,
                                                                        official_models, tmp_path):
     """--ray follows the per-side choice of one process: Igbo with laser3-ibo_Latn, Amharic with
