@@ -163,8 +163,9 @@ def _disk_bytes(folder: Path) -> int:
 
 @dataclass
 class Samples:
-    """Peaks over a run: RssAnon of the driver, of the largest other process, of the whole tree;
-    CPU seconds of every process seen; peak bytes under the work directory."""
+    """Peaks over a run: RssAnon of the driver, of the largest other process, of the whole tree
+    and of each process (pid: [name, bytes]); CPU seconds of every process seen; peak bytes under
+    the work directory."""
 
     driver_anon: int = 0
     other_anon: int = 0
@@ -172,6 +173,7 @@ class Samples:
     tree_anon: int = 0
     disk: int = 0
     ticks: dict = field(default_factory=dict)
+    peaks: dict = field(default_factory=dict)
 
     @property
     def cpu_seconds(self) -> float:
@@ -210,6 +212,8 @@ class Sampler(threading.Thread):
             name, anon, ticks = seen
             total += anon
             found.ticks[pid] = ticks
+            peak = found.peaks.setdefault(pid, [os.path.basename(name)[:40], 0])
+            peak[1] = max(peak[1], anon)
             if pid == self.pid:
                 found.driver_anon = max(found.driver_anon, anon)
             elif anon > found.other_anon:
@@ -260,6 +264,7 @@ class Row:
     stages: dict
     load: float
     when: str
+    processes: list = field(default_factory=list)
 
 
 def laser_command() -> list[str]:
@@ -278,8 +283,9 @@ def stage_seconds(work_dir: Path) -> dict:
     return stages
 
 
-def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
-    """`laser mine` on the embeddings, as users run it."""
+def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool,
+                ray: Optional[str] = None) -> Row:
+    """`laser mine` on the embeddings, as users run it (with `--ray ray` on Ray)."""
     folder = OUT / f"{data.lines}-command"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -289,10 +295,12 @@ def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
                "--index", index, "--nprobe", str(nprobe), "-o", str(output)]
     if work_dir:
         command += ["--work-dir", str(folder / "W")]
-    seconds, samples = sampled_run(command, folder)
+    if ray:
+        command += ["--ray", ray]
+    seconds, samples = sampled_run(command, folder / "W" if work_dir else folder)
     stages = stage_seconds(folder / "W") if work_dir else {}
-    return _row(data, "command" + (" --work-dir" if work_dir else ""), index, nprobe, seconds,
-                samples, stages, output)
+    how = "command" + (" --work-dir" if work_dir else "") + (f" --ray {ray}" if ray else "")
+    return _row(data, how, index, nprobe, seconds, samples, stages, output)
 
 
 def run_stages(data: Corpora, index: str, nprobe: int) -> Row:
@@ -317,7 +325,17 @@ def _row(data: Corpora, how: str, index: str, nprobe: int, seconds: float, sampl
                round(samples.driver_anon / mib), round(samples.other_anon / mib),
                samples.other_name, round(samples.tree_anon / mib),
                round(samples.disk / mib), pairs, data.pairs, planted_found(output, data), stages,
-               round(os.getloadavg()[1], 2), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+               round(os.getloadavg()[1], 2), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               process_peaks(samples))
+
+
+def process_peaks(samples: Samples, at_least: int = 2 ** 20) -> list:
+    """Each process's peak RssAnon in MiB and its CPU seconds, largest first (those over 1 MiB)."""
+    mib = 2 ** 20
+    peaks = [{"pid": pid, "name": name, "peak_mib": round(anon / mib),
+              "cpu": round(samples.ticks.get(pid, 0) / TICKS, 1)}
+             for pid, (name, anon) in samples.peaks.items() if anon >= at_least]
+    return sorted(peaks, key=lambda peak: -peak["peak_mib"])
 
 
 def stages_in_process(src_txt: str, trg_txt: str, src_npy: str, trg_npy: str, index: str,
@@ -569,6 +587,8 @@ def main() -> None:
                         help="today's library calls in one process, timed stage by stage")
     parser.add_argument("--work-dir", action="store_true",
                         help="laser mine --work-dir W; stage times from W's manifests")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="laser mine --ray ADDRESS (e.g. local): workers sampled too")
     parser.add_argument("--raw-text", metavar="TSV_GZ",
                         help="time raw text to pairs on the first --lines pairs of this corpus")
     parser.add_argument("--langs", nargs=2, default=["fr", "en"], metavar=("SRC", "TRG"))
@@ -595,7 +615,7 @@ def main() -> None:
         data = corpora(lines)
         index = scaled_index(lines) if args.scaled else args.index
         row = (run_stages(data, index, args.nprobe) if args.stages
-               else run_command(data, index, args.nprobe, args.work_dir))
+               else run_command(data, index, args.nprobe, args.work_dir, args.ray))
         rows.append(row)
         print(json.dumps(asdict(row)), file=sys.stderr)
         with open(OUT / "results.jsonl", "a") as f:
