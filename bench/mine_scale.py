@@ -212,8 +212,8 @@ class Sampler(threading.Thread):
             name, anon, ticks = seen
             total += anon
             found.ticks[pid] = ticks
-            peak = found.peaks.setdefault(pid, [os.path.basename(name)[:40], 0])
-            peak[1] = max(peak[1], anon)
+            peak = found.peaks.setdefault(pid, ["", 0])
+            peak[:] = os.path.basename(name)[:40], max(peak[1], anon)  # the name after exec
             if pid == self.pid:
                 found.driver_anon = max(found.driver_anon, anon)
             elif anon > found.other_anon:
@@ -286,7 +286,7 @@ def stage_seconds(work_dir: Path) -> dict:
 def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool,
                 ray: Optional[str] = None) -> Row:
     """`laser mine` on the embeddings, as users run it (with `--ray ray` on Ray)."""
-    folder = OUT / f"{data.lines}-command"
+    folder = OUT / f"{data.lines}-command{'-ray' if ray else ''}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     output = folder / "mined.tsv"
@@ -477,6 +477,66 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
     return costs
 
 
+STAGED = "command --work-dir"
+STAGE_GROUPS = {"split": ("src-split", "trg-split"),
+                "index (train + populate)": ("src-index", "trg-index"),
+                "k-NN (search + re-score)": ("knn", "bwd"),
+                "margins, runs, retrieval": ("margins", "runs", "retrieve")}
+
+
+def grouped_cpu(row: dict) -> dict:
+    """CPU seconds of a staged run per group of stages (from its manifests), and the rest of
+    its CPU time (start-up, writing the output, Ray's own processes)."""
+    groups = {group: sum(row["stages"].get(name, {}).get("cpu", 0.0) for name in names)
+              for group, names in STAGE_GROUPS.items()}
+    groups["rest"] = row["cpu"] - sum(groups.values())
+    return groups
+
+
+def staged_unit_costs(costs: dict, rows: list[dict]) -> dict:
+    """The unit costs refitted on two staged runs of one index at two sizes (their
+    difference, so that training and start-up cancel out): coding a row when adding it, a
+    scanned code and a candidate re-scored (with the shard files' reads and writes), margins to
+    output per line, and the split per line. The centroid product and k-means costs stay those
+    of the `--stages` fit, since one list count cannot separate them."""
+    ordered = sorted(rows, key=lambda row: row["lines"])
+    small, big = ordered[0], ordered[-1]
+    lists, nprobe = lists_of(big["index"]), big["nprobe"]
+    a, b = grouped_cpu(small), grouped_cpu(big)
+    grown = big["lines"] - small["lines"]
+    quantizer = costs["quantizer per list"] * lists
+
+    def per_query(groups: dict, lines: int) -> float:
+        return groups["k-NN (search + re-score)"] / (2 * lines) - quantizer
+
+    scan = (per_query(b, big["lines"]) - per_query(a, small["lines"])) / (nprobe * grown / lists)
+    rescore = per_query(b, big["lines"]) - scan * nprobe * big["lines"] / lists
+    tail = "margins, runs, retrieval"
+    return {**costs,
+            "encode per row": (b["index (train + populate)"] - a["index (train + populate)"])
+            / (2 * grown) - quantizer,
+            "scan per code": scan,
+            "re-score per candidate": rescore / (K * REFINE),
+            "margins, retrieval, writing per line": (b[tail] + b["rest"] - a[tail] - a["rest"])
+            / grown,
+            "split per line": (b["split"] - a["split"]) / (2 * grown)}
+
+
+def print_staged_check(costs: dict, rows: list[dict]) -> None:
+    """Each staged run's CPU seconds per group of stages against the model's."""
+    print("\nthe model against every staged run (--work-dir): modelled / measured CPU seconds")
+    for row in rows:
+        model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
+        measured = grouped_cpu(row)
+        modelled = {"index (train + populate)": model["train (one worker per side)"]
+                    + model["populate"],
+                    "k-NN (search + re-score)": model["search"] + model["re-score"],
+                    "margins, runs, retrieval": model["margins, retrieval, writing"]}
+        print(f"  {row['lines']:,} `{row['index']}`: " + ", ".join(
+            f"{group} {value:.0f} / {measured[group]:.0f}" for group, value in modelled.items())
+            + f"; split {measured['split']:.0f}, rest {measured['rest']:.0f}")
+
+
 def cost_model(costs: dict, lines: float, lists: int, nprobe: int) -> dict:
     """CPU seconds of each stage for `lines` lines a side (both sides, both directions)."""
     sample = max(TRAIN_AT_LEAST, TRAIN_PER_LIST * lists)
@@ -491,23 +551,37 @@ def cost_model(costs: dict, lines: float, lists: int, nprobe: int) -> dict:
         "re-score": 2 * lines * K * REFINE * costs["re-score per candidate"],
         "margins, retrieval, writing": lines * costs["margins, retrieval, writing per line"],
     }
+    if "split per line" in costs:
+        model["split (staged)"] = 2 * lines * costs["split per line"]
     return model
 
 
-def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe: int) -> None:
+def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe: int,
+                     fit: str) -> None:
     """Unit costs, the mining stages extrapolated to 10M lines a side, and 1B x 1B on machines
-    for each LISTS:NPROBE of `indexes`."""
-    rows = [json.loads(line) for line in open(OUT / "results.jsonl")]
-    rows = [row for row in rows
+    for each LISTS:NPROBE of `indexes`; with `fit` "staged", the units refitted on the largest
+    and smallest staged runs of the last index the staged command ran with."""
+    recorded = [json.loads(line) for line in open(OUT / "results.jsonl")]
+    rows = [row for row in recorded
             if row["how"] == "stages in one process" and row["lines"] >= FIT_AT_LEAST]
     raw_path = OUT / "raw-text.jsonl"
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
     costs = unit_costs(rows, raw)
+    staged = [row for row in recorded if row["how"] == STAGED and row["lines"] >= FIT_AT_LEAST]
+    if staged:
+        print_staged_check(costs, staged)
+    if fit == "staged":
+        latest = {row["lines"]: row for row in staged if row["index"] == staged[-1]["index"]}
+        if len(latest) < 2:
+            raise SystemExit("--fit staged: needs staged runs (--work-dir) at two sizes")
+        costs = staged_unit_costs(costs, list(latest.values()))
+        print(f"\nrefitted on the staged runs of {', '.join(f'{n:,}' for n in sorted(latest))} "
+              "lines a side")
     print("CPU seconds per unit:")
     for name, value in costs.items():
         print(f"  {name}: {value:.3g}")
     mining = ("train (one worker per side)", "populate", "search", "re-score",
-              "margins, retrieval, writing")
+              "margins, retrieval, writing") + (("split (staged)",) if fit == "staged" else ())
     print("\nthe model against every --stages run: modelled / measured CPU seconds")
     for row in rows:
         model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
@@ -594,6 +668,9 @@ def main() -> None:
     parser.add_argument("--langs", nargs=2, default=["fr", "en"], metavar=("SRC", "TRG"))
     parser.add_argument("--cost-model", action="store_true",
                         help="print the 1B x 1B cost model from the runs recorded so far")
+    parser.add_argument("--fit", choices=["stages", "staged"], default="stages",
+                        help="cost model units from the --stages runs, or refitted on the two "
+                             "staged (--work-dir) runs of one index")
     parser.add_argument("--machines", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--cores", type=int, default=32, help="cores a machine (cost model)")
     parser.add_argument("--model-index", nargs="+", default=["32768:16", "262144:128"],
@@ -601,7 +678,7 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if args.cost_model:
-        print_cost_model(args.machines, args.cores, args.model_index, args.nprobe)
+        print_cost_model(args.machines, args.cores, args.model_index, args.nprobe, args.fit)
         return
     if args.raw_text:
         for lines in args.lines:
