@@ -213,7 +213,7 @@ class Sampler(threading.Thread):
             total += anon
             found.ticks[pid] = ticks
             peak = found.peaks.setdefault(pid, ["", 0])
-            peak[:] = os.path.basename(name)[:40], max(peak[1], anon)  # the name after exec
+            peak[:] = os.path.basename(name)[:40] or peak[0], max(peak[1], anon)  # after exec
             if pid == self.pid:
                 found.driver_anon = max(found.driver_anon, anon)
             elif anon > found.other_anon:
@@ -493,30 +493,32 @@ def grouped_cpu(row: dict) -> dict:
     return groups
 
 
-def staged_unit_costs(costs: dict, rows: list[dict]) -> dict:
-    """The unit costs refitted on two staged runs of one index at two sizes (their
-    difference, so that training and start-up cancel out): coding a row when adding it, a
-    scanned code and a candidate re-scored (with the shard files' reads and writes), margins to
-    output per line, and the split per line. The centroid product and k-means costs stay those
-    of the `--stages` fit, since one list count cannot separate them."""
-    ordered = sorted(rows, key=lambda row: row["lines"])
-    small, big = ordered[0], ordered[-1]
-    lists, nprobe = lists_of(big["index"]), big["nprobe"]
+def staged_unit_costs(costs: dict, small: dict, big: dict) -> dict:
+    """The unit costs refitted on two staged runs at two sizes (their difference, so that
+    start-up cancels out): coding a row when adding it (the index stage less the modelled
+    k-means), a scanned code and a query's fixed cost (the k-NN stage: re-scoring, shard files),
+    margins to output per line, and the split per line. The centroid product and k-means costs
+    stay those of the `--stages` fit: the staged manifests time training with population."""
     a, b = grouped_cpu(small), grouped_cpu(big)
-    grown = big["lines"] - small["lines"]
-    quantizer = costs["quantizer per list"] * lists
+    lists = [lists_of(row["index"]) for row in (small, big)]
+    sizes = [row["lines"] for row in (small, big)]
+    grown, nprobe, product = sizes[1] - sizes[0], big["nprobe"], costs["quantizer per list"]
 
-    def per_query(groups: dict, lines: int) -> float:
-        return groups["k-NN (search + re-score)"] / (2 * lines) - quantizer
+    def populate(groups: dict, row: dict) -> float:
+        model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
+        return groups["index (train + populate)"] - model["train (one worker per side)"]
 
-    scan = (per_query(b, big["lines"]) - per_query(a, small["lines"])) / (nprobe * grown / lists)
-    rescore = per_query(b, big["lines"]) - scan * nprobe * big["lines"] / lists
+    def per_query(groups: dict, lines: int, count: int) -> float:
+        return groups["k-NN (search + re-score)"] / (2 * lines) - product * count
+
+    encode = ((populate(b, big) - populate(a, small)) / 2
+              - product * (sizes[1] * lists[1] - sizes[0] * lists[0])) / grown
+    queries = [per_query(a, sizes[0], lists[0]), per_query(b, sizes[1], lists[1])]
+    scanned = [nprobe * size / count for size, count in zip(sizes, lists)]
+    scan = (queries[1] - queries[0]) / (scanned[1] - scanned[0])
     tail = "margins, runs, retrieval"
-    return {**costs,
-            "encode per row": (b["index (train + populate)"] - a["index (train + populate)"])
-            / (2 * grown) - quantizer,
-            "scan per code": scan,
-            "re-score per candidate": rescore / (K * REFINE),
+    return {**costs, "encode per row": encode, "scan per code": scan,
+            "re-score per candidate": (queries[1] - scan * scanned[1]) / (K * REFINE),
             "margins, retrieval, writing per line": (b[tail] + b["rest"] - a[tail] - a["rest"])
             / grown,
             "split per line": (b["split"] - a["split"]) / (2 * grown)}
@@ -568,15 +570,16 @@ def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
     costs = unit_costs(rows, raw)
     staged = [row for row in recorded if row["how"] == STAGED and row["lines"] >= FIT_AT_LEAST]
-    if staged:
-        print_staged_check(costs, staged)
     if fit == "staged":
-        latest = {row["lines"]: row for row in staged if row["index"] == staged[-1]["index"]}
+        latest = {row["lines"]: row for row in staged}  # the last run of each size
         if len(latest) < 2:
             raise SystemExit("--fit staged: needs staged runs (--work-dir) at two sizes")
-        costs = staged_unit_costs(costs, list(latest.values()))
-        print(f"\nrefitted on the staged runs of {', '.join(f'{n:,}' for n in sorted(latest))} "
-              "lines a side")
+        small, big = latest[min(latest)], latest[max(latest)]
+        costs = staged_unit_costs(costs, small, big)
+        print(f"\nrefitted on the last staged runs of {small['lines']:,} (`{small['index']}`) "
+              f"and {big['lines']:,} (`{big['index']}`) lines a side")
+    if staged:
+        print_staged_check(costs, staged)
     print("CPU seconds per unit:")
     for name, value in costs.items():
         print(f"  {name}: {value:.3g}")
