@@ -5,7 +5,8 @@ the share of planted pairs found.
 
     python bench/mine_scale.py --lines 250000 1000000 --index IVF256,PQ32x4fs --nprobe 16
     python bench/mine_scale.py --lines 1000000 2000000 --scaled --nprobe 16 --stages
-    python bench/mine_scale.py --lines 1000000 --work-dir       # the staged command, when it exists
+    python bench/mine_scale.py --lines 250000 1000000 --work-dir --ray local   # driver and workers
+    python bench/mine_scale.py --cost-model --fit staged       # units refitted on the staged runs
     python bench/mine_scale.py --raw-text ../shared/data/corpus/train/fra-eng.tsv.gz --lines 4000
 
 Each side has N lines of 576-d float16 embeddings (the shipped model's width), written once
@@ -18,9 +19,9 @@ By default every size runs `laser mine SRC TRG --src-embeddings .. --trg-embeddi
 --nprobe ..` under `nice -n 10`, as users run it. A sampler reads /proc at 10 Hz: the RssAnon
 (anonymous resident memory: heap and arrays, not the page cache of memory-mapped embeddings) of
 every process of the tree under the command (the driver, and with --ray the Ray services and
-workers), their CPU time, and the bytes under the work directory. `--work-dir` adds `--work-dir W`
-(the staged, resumable command of issue #62) and reads each stage's wall and CPU time from
-W/STAGE/manifest.json.
+workers), each one's peak, their CPU time, and the bytes under the work directory. `--work-dir`
+adds `--work-dir W` (the staged, resumable command) and reads each stage's wall and CPU time
+from W/STAGE/manifest.json (`wall_s`, `cpu_s`); `--ray ADDRESS` adds `--ray ADDRESS`.
 `--stages` runs the same library calls as today's command in one process instead, timed stage by
 stage (train, populate, search, re-score per direction; margins, retrieval, writing), which is
 what the cost model of docs/search-and-mining.md is built from.
