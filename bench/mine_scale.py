@@ -5,7 +5,8 @@ the share of planted pairs found.
 
     python bench/mine_scale.py --lines 250000 1000000 --index IVF256,PQ32x4fs --nprobe 16
     python bench/mine_scale.py --lines 1000000 2000000 --scaled --nprobe 16 --stages
-    python bench/mine_scale.py --lines 1000000 --work-dir       # the staged command, when it exists
+    python bench/mine_scale.py --lines 250000 1000000 --work-dir --ray local   # driver and workers
+    python bench/mine_scale.py --cost-model --fit staged       # units refitted on the staged runs
     python bench/mine_scale.py --raw-text ../shared/data/corpus/train/fra-eng.tsv.gz --lines 4000
 
 Each side has N lines of 576-d float16 embeddings (the shipped model's width), written once
@@ -18,9 +19,9 @@ By default every size runs `laser mine SRC TRG --src-embeddings .. --trg-embeddi
 --nprobe ..` under `nice -n 10`, as users run it. A sampler reads /proc at 10 Hz: the RssAnon
 (anonymous resident memory: heap and arrays, not the page cache of memory-mapped embeddings) of
 every process of the tree under the command (the driver, and with --ray the Ray services and
-workers), their CPU time, and the bytes under the work directory. `--work-dir` adds `--work-dir W`
-(the staged, resumable command of issue #62) and reads each stage's wall and CPU time from
-W/STAGE/manifest.json.
+workers), each one's peak, their CPU time, and the bytes under the work directory. `--work-dir`
+adds `--work-dir W` (the staged, resumable command) and reads each stage's wall and CPU time
+from W/STAGE/manifest.json (`wall_s`, `cpu_s`); `--ray ADDRESS` adds `--ray ADDRESS`.
 `--stages` runs the same library calls as today's command in one process instead, timed stage by
 stage (train, populate, search, re-score per direction; margins, retrieval, writing), which is
 what the cost model of docs/search-and-mining.md is built from.
@@ -163,8 +164,9 @@ def _disk_bytes(folder: Path) -> int:
 
 @dataclass
 class Samples:
-    """Peaks over a run: RssAnon of the driver, of the largest other process, of the whole tree;
-    CPU seconds of every process seen; peak bytes under the work directory."""
+    """Peaks over a run: RssAnon of the driver, of the largest other process, of the whole tree
+    and of each process (pid: [name, bytes]); CPU seconds of every process seen; peak bytes under
+    the work directory."""
 
     driver_anon: int = 0
     other_anon: int = 0
@@ -172,6 +174,7 @@ class Samples:
     tree_anon: int = 0
     disk: int = 0
     ticks: dict = field(default_factory=dict)
+    peaks: dict = field(default_factory=dict)
 
     @property
     def cpu_seconds(self) -> float:
@@ -210,6 +213,8 @@ class Sampler(threading.Thread):
             name, anon, ticks = seen
             total += anon
             found.ticks[pid] = ticks
+            peak = found.peaks.setdefault(pid, ["", 0])
+            peak[:] = os.path.basename(name)[:40] or peak[0], max(peak[1], anon)  # after exec
             if pid == self.pid:
                 found.driver_anon = max(found.driver_anon, anon)
             elif anon > found.other_anon:
@@ -260,6 +265,7 @@ class Row:
     stages: dict
     load: float
     when: str
+    processes: list = field(default_factory=list)
 
 
 def laser_command() -> list[str]:
@@ -278,9 +284,10 @@ def stage_seconds(work_dir: Path) -> dict:
     return stages
 
 
-def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
-    """`laser mine` on the embeddings, as users run it."""
-    folder = OUT / f"{data.lines}-command"
+def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool,
+                ray: Optional[str] = None) -> Row:
+    """`laser mine` on the embeddings, as users run it (with `--ray ray` on Ray)."""
+    folder = OUT / f"{data.lines}-command{'-ray' if ray else ''}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     output = folder / "mined.tsv"
@@ -289,10 +296,12 @@ def run_command(data: Corpora, index: str, nprobe: int, work_dir: bool) -> Row:
                "--index", index, "--nprobe", str(nprobe), "-o", str(output)]
     if work_dir:
         command += ["--work-dir", str(folder / "W")]
-    seconds, samples = sampled_run(command, folder)
+    if ray:
+        command += ["--ray", ray]
+    seconds, samples = sampled_run(command, folder / "W" if work_dir else folder)
     stages = stage_seconds(folder / "W") if work_dir else {}
-    return _row(data, "command" + (" --work-dir" if work_dir else ""), index, nprobe, seconds,
-                samples, stages, output)
+    how = "command" + (" --work-dir" if work_dir else "") + (f" --ray {ray}" if ray else "")
+    return _row(data, how, index, nprobe, seconds, samples, stages, output)
 
 
 def run_stages(data: Corpora, index: str, nprobe: int) -> Row:
@@ -317,7 +326,17 @@ def _row(data: Corpora, how: str, index: str, nprobe: int, seconds: float, sampl
                round(samples.driver_anon / mib), round(samples.other_anon / mib),
                samples.other_name, round(samples.tree_anon / mib),
                round(samples.disk / mib), pairs, data.pairs, planted_found(output, data), stages,
-               round(os.getloadavg()[1], 2), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+               round(os.getloadavg()[1], 2), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               process_peaks(samples))
+
+
+def process_peaks(samples: Samples, at_least: int = 2 ** 20) -> list:
+    """Each process's peak RssAnon in MiB and its CPU seconds, largest first (those over 1 MiB)."""
+    mib = 2 ** 20
+    peaks = [{"pid": pid, "name": name, "peak_mib": round(anon / mib),
+              "cpu": round(samples.ticks.get(pid, 0) / TICKS, 1)}
+             for pid, (name, anon) in samples.peaks.items() if anon >= at_least]
+    return sorted(peaks, key=lambda peak: -peak["peak_mib"])
 
 
 def stages_in_process(src_txt: str, trg_txt: str, src_npy: str, trg_npy: str, index: str,
@@ -459,6 +478,68 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
     return costs
 
 
+STAGED = "command --work-dir"
+STAGE_GROUPS = {"split": ("src-split", "trg-split"),
+                "index (train + populate)": ("src-index", "trg-index"),
+                "k-NN (search + re-score)": ("knn", "bwd"),
+                "margins, runs, retrieval": ("margins", "runs", "retrieve")}
+
+
+def grouped_cpu(row: dict) -> dict:
+    """CPU seconds of a staged run per group of stages (from its manifests), and the rest of
+    its CPU time (start-up, writing the output, Ray's own processes)."""
+    groups = {group: sum(row["stages"].get(name, {}).get("cpu", 0.0) for name in names)
+              for group, names in STAGE_GROUPS.items()}
+    groups["rest"] = row["cpu"] - sum(groups.values())
+    return groups
+
+
+def staged_unit_costs(costs: dict, small: dict, big: dict) -> dict:
+    """The unit costs refitted on two staged runs at two sizes (their difference, so that
+    start-up cancels out): coding a row when adding it (the index stage less the modelled
+    k-means), a scanned code and a query's fixed cost (the k-NN stage: re-scoring, shard files),
+    margins to output per line, and the split per line. The centroid product and k-means costs
+    stay those of the `--stages` fit: the staged manifests time training with population."""
+    a, b = grouped_cpu(small), grouped_cpu(big)
+    lists = [lists_of(row["index"]) for row in (small, big)]
+    sizes = [row["lines"] for row in (small, big)]
+    grown, nprobe, product = sizes[1] - sizes[0], big["nprobe"], costs["quantizer per list"]
+
+    def populate(groups: dict, row: dict) -> float:
+        model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
+        return groups["index (train + populate)"] - model["train (one worker per side)"]
+
+    def per_query(groups: dict, lines: int, count: int) -> float:
+        return groups["k-NN (search + re-score)"] / (2 * lines) - product * count
+
+    encode = ((populate(b, big) - populate(a, small)) / 2
+              - product * (sizes[1] * lists[1] - sizes[0] * lists[0])) / grown
+    queries = [per_query(a, sizes[0], lists[0]), per_query(b, sizes[1], lists[1])]
+    scanned = [nprobe * size / count for size, count in zip(sizes, lists)]
+    scan = (queries[1] - queries[0]) / (scanned[1] - scanned[0])
+    tail = "margins, runs, retrieval"
+    return {**costs, "encode per row": encode, "scan per code": scan,
+            "re-score per candidate": (queries[1] - scan * scanned[1]) / (K * REFINE),
+            "margins, retrieval, writing per line": (b[tail] + b["rest"] - a[tail] - a["rest"])
+            / grown,
+            "split per line": (b["split"] - a["split"]) / (2 * grown)}
+
+
+def print_staged_check(costs: dict, rows: list[dict]) -> None:
+    """Each staged run's CPU seconds per group of stages against the model's."""
+    print("\nthe model against every staged run (--work-dir): modelled / measured CPU seconds")
+    for row in rows:
+        model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
+        measured = grouped_cpu(row)
+        modelled = {"index (train + populate)": model["train (one worker per side)"]
+                    + model["populate"],
+                    "k-NN (search + re-score)": model["search"] + model["re-score"],
+                    "margins, runs, retrieval": model["margins, retrieval, writing"]}
+        print(f"  {row['lines']:,} `{row['index']}`: " + ", ".join(
+            f"{group} {value:.0f} / {measured[group]:.0f}" for group, value in modelled.items())
+            + f"; split {measured['split']:.0f}, rest {measured['rest']:.0f}")
+
+
 def cost_model(costs: dict, lines: float, lists: int, nprobe: int) -> dict:
     """CPU seconds of each stage for `lines` lines a side (both sides, both directions)."""
     sample = max(TRAIN_AT_LEAST, TRAIN_PER_LIST * lists)
@@ -473,23 +554,38 @@ def cost_model(costs: dict, lines: float, lists: int, nprobe: int) -> dict:
         "re-score": 2 * lines * K * REFINE * costs["re-score per candidate"],
         "margins, retrieval, writing": lines * costs["margins, retrieval, writing per line"],
     }
+    if "split per line" in costs:
+        model["split (staged)"] = 2 * lines * costs["split per line"]
     return model
 
 
-def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe: int) -> None:
+def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe: int,
+                     fit: str) -> None:
     """Unit costs, the mining stages extrapolated to 10M lines a side, and 1B x 1B on machines
-    for each LISTS:NPROBE of `indexes`."""
-    rows = [json.loads(line) for line in open(OUT / "results.jsonl")]
-    rows = [row for row in rows
+    for each LISTS:NPROBE of `indexes`; with `fit` "staged", the units refitted on the largest
+    and smallest staged runs of the last index the staged command ran with."""
+    recorded = [json.loads(line) for line in open(OUT / "results.jsonl")]
+    rows = [row for row in recorded
             if row["how"] == "stages in one process" and row["lines"] >= FIT_AT_LEAST]
     raw_path = OUT / "raw-text.jsonl"
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
     costs = unit_costs(rows, raw)
+    staged = [row for row in recorded if row["how"] == STAGED and row["lines"] >= FIT_AT_LEAST]
+    if fit == "staged":
+        latest = {row["lines"]: row for row in staged}  # the last run of each size
+        if len(latest) < 2:
+            raise SystemExit("--fit staged: needs staged runs (--work-dir) at two sizes")
+        small, big = latest[min(latest)], latest[max(latest)]
+        costs = staged_unit_costs(costs, small, big)
+        print(f"\nrefitted on the last staged runs of {small['lines']:,} (`{small['index']}`) "
+              f"and {big['lines']:,} (`{big['index']}`) lines a side")
+    if staged:
+        print_staged_check(costs, staged)
     print("CPU seconds per unit:")
     for name, value in costs.items():
         print(f"  {name}: {value:.3g}")
     mining = ("train (one worker per side)", "populate", "search", "re-score",
-              "margins, retrieval, writing")
+              "margins, retrieval, writing") + (("split (staged)",) if fit == "staged" else ())
     print("\nthe model against every --stages run: modelled / measured CPU seconds")
     for row in rows:
         model = cost_model(costs, row["lines"], lists_of(row["index"]), row["nprobe"])
@@ -569,11 +665,16 @@ def main() -> None:
                         help="today's library calls in one process, timed stage by stage")
     parser.add_argument("--work-dir", action="store_true",
                         help="laser mine --work-dir W; stage times from W's manifests")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="laser mine --ray ADDRESS (e.g. local): workers sampled too")
     parser.add_argument("--raw-text", metavar="TSV_GZ",
                         help="time raw text to pairs on the first --lines pairs of this corpus")
     parser.add_argument("--langs", nargs=2, default=["fr", "en"], metavar=("SRC", "TRG"))
     parser.add_argument("--cost-model", action="store_true",
                         help="print the 1B x 1B cost model from the runs recorded so far")
+    parser.add_argument("--fit", choices=["stages", "staged"], default="stages",
+                        help="cost model units from the --stages runs, or refitted on the two "
+                             "staged (--work-dir) runs of one index")
     parser.add_argument("--machines", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--cores", type=int, default=32, help="cores a machine (cost model)")
     parser.add_argument("--model-index", nargs="+", default=["32768:16", "262144:128"],
@@ -581,7 +682,7 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if args.cost_model:
-        print_cost_model(args.machines, args.cores, args.model_index, args.nprobe)
+        print_cost_model(args.machines, args.cores, args.model_index, args.nprobe, args.fit)
         return
     if args.raw_text:
         for lines in args.lines:
@@ -595,7 +696,7 @@ def main() -> None:
         data = corpora(lines)
         index = scaled_index(lines) if args.scaled else args.index
         row = (run_stages(data, index, args.nprobe) if args.stages
-               else run_command(data, index, args.nprobe, args.work_dir))
+               else run_command(data, index, args.nprobe, args.work_dir, args.ray))
         rows.append(row)
         print(json.dumps(asdict(row)), file=sys.stderr)
         with open(OUT / "results.jsonl", "a") as f:
