@@ -141,6 +141,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     """
     from ..distributed.ray_runner import default_work_dir
     from ..io.atomic import check_output_path
+    from ..mining.inputs import warn_unchecked
     from ..mining.mine import MineOptions
     from ..mining.output import PairFormat, PairTexts, WrittenPairs, write_pair_chunks
     from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
@@ -157,6 +158,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         raise LaserError("--unify-by goes with --unify")
     UnifyOptions(unify_by)
     encoders = side_loaders(model, src, trg)
+    warn_unchecked((src, trg), encoders)
     if verbose:
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -83,6 +84,19 @@ def test_keys_are_compared_whole():
     assert ApiKeys().allow(None)  # a server without keys
 
 
+def _logged_until(log, request_id: str, seconds: float = 30.0) -> dict:
+    """The access log's JSON entries by request id, once `request_id` is among them: the server
+    writes an entry after its answer has gone out, so a loaded machine may lag."""
+    deadline = time.monotonic() + seconds
+    while True:
+        logged = [json.loads(line) for line in log.read_text().splitlines()
+                  if line.startswith("{")]
+        by_id = {entry["request_id"]: entry for entry in logged}
+        if request_id in by_id or time.monotonic() > deadline:
+            return by_id
+        time.sleep(0.05)
+
+
 def test_a_request_id_is_echoed_or_made_and_logged(keyed):
     sent = keyed.get("/info", headers={**bearer(KEYS[0]), "X-Request-Id": "trace-42"})
     assert sent.headers["X-Request-Id"] == "trace-42"
@@ -93,9 +107,7 @@ def test_a_request_id_is_echoed_or_made_and_logged(keyed):
         assert re.fullmatch(r"[0-9a-f]{32}", replaced.headers["X-Request-Id"])
     refused = keyed.get("/info", headers={"X-Request-Id": "trace-43"})
     assert refused.status_code == 401 and refused.headers["X-Request-Id"] == "trace-43"
-    logged = [json.loads(line) for line in keyed.log.read_text().splitlines()
-              if line.startswith("{")]
-    by_id = {entry["request_id"]: entry for entry in logged}
+    by_id = _logged_until(keyed.log, "trace-43")
     assert by_id["trace-42"]["status"] == 200 and by_id["trace-42"]["path"] == "/info"
     assert by_id["trace-43"]["status"] == 401 and by_id[made]["path"] == "/health"
 
