@@ -48,7 +48,8 @@ repeats) given as @LIST. Then one command as users run it, under `nice -n 10` an
 `laser mine SRC @LIST --src-lang fr --trg-lang en --unify --lid-filter --provenance --work-dir W
 --index .. --nprobe ..` (the index as `--scaled` picks it for the larger side's distinct lines),
 with each stage's wall and CPU time from W's manifests, the lines left after dedup, the pairs
-dropped by --lid-filter and the fra-eng pairs found among the output.
+dropped by --lid-filter and the fra-eng pairs found among the output. The cost model then
+takes embedding (per sentence embedded) and dedup (per line) from the largest such run.
 """
 from __future__ import annotations
 
@@ -693,6 +694,26 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
     return costs
 
 
+def crawl_rates(costs: dict) -> dict:
+    """Embedding and dedup measured on the largest raw crawl (`--raw-corpus`), where one ran:
+    the embed stages' CPU per sentence embedded (the lines left after dedup), and the split
+    stages' (decompressing, reading, --unify) per line of either side."""
+    path = OUT / "raw-crawl.jsonl"
+    runs = [json.loads(line) for line in open(path)] if path.exists() else []
+    runs = [run for run in runs if run["lines a side"] >= FIT_AT_LEAST]
+    if not runs:
+        return costs
+    run = max(runs, key=lambda run: run["lines a side"])
+    stages, kept = run["stages"], run["lines after dedup"]
+    embedded = kept["src"]["sentences"] + kept["trg"]["sentences"]
+    print(f"embedding and dedup per line from the raw crawl of {run['lines a side']:,} lines "
+          "a side (raw-crawl.jsonl)")
+    return {**costs,
+            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"]) / embedded,
+            "dedup per line": (stages["src-split"]["cpu"] + stages["trg-split"]["cpu"])
+            / (2 * run["lines a side"])}
+
+
 STAGED = "command --work-dir"
 STAGE_GROUPS = {"split": ("src-split", "trg-split"),
                 "index (train + populate)": ("src-index", "trg-index"),
@@ -784,7 +805,7 @@ def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe
             if row["how"] == "stages in one process" and row["lines"] >= FIT_AT_LEAST]
     raw_path = OUT / "raw-text.jsonl"
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
-    costs = unit_costs(rows, raw)
+    costs = crawl_rates(unit_costs(rows, raw))
     staged = [row for row in recorded if row["how"] == STAGED and row["lines"] >= FIT_AT_LEAST]
     if fit == "staged":
         latest = {row["lines"]: row for row in staged}  # the last run of each size
