@@ -49,7 +49,7 @@ repeats) given as @LIST. Then one command as users run it, under `nice -n 10` an
 --index .. --nprobe ..` (the index as `--scaled` picks it for the larger side's distinct lines),
 with each stage's wall and CPU time from W's manifests, the lines left after dedup, the pairs
 dropped by --lid-filter and the fra-eng pairs found among the output. The cost model then
-takes embedding (per sentence embedded) and dedup (per line) from the largest such run.
+takes embedding and dedup per line from the largest such run.
 """
 from __future__ import annotations
 
@@ -696,22 +696,20 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
 
 def crawl_rates(costs: dict) -> dict:
     """Embedding and dedup measured on the largest raw crawl (`--raw-corpus`), where one ran:
-    the embed stages' CPU per sentence embedded (the lines left after dedup), and the split
-    stages' (decompressing, reading, --unify) per line of either side."""
+    the embed stages' CPU and the split stages' (decompressing, reading, --unify) per line of
+    either side (the embed stage embeds every line, repeats included)."""
     path = OUT / "raw-crawl.jsonl"
     runs = [json.loads(line) for line in open(path)] if path.exists() else []
     runs = [run for run in runs if run["lines a side"] >= FIT_AT_LEAST]
     if not runs:
         return costs
     run = max(runs, key=lambda run: run["lines a side"])
-    stages, kept = run["stages"], run["lines after dedup"]
-    embedded = kept["src"]["sentences"] + kept["trg"]["sentences"]
+    stages, lines = run["stages"], 2 * run["lines a side"]
     print(f"embedding and dedup per line from the raw crawl of {run['lines a side']:,} lines "
           "a side (raw-crawl.jsonl)")
     return {**costs,
-            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"]) / embedded,
-            "dedup per line": (stages["src-split"]["cpu"] + stages["trg-split"]["cpu"])
-            / (2 * run["lines a side"])}
+            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"]) / lines,
+            "dedup per line": (stages["src-split"]["cpu"] + stages["trg-split"]["cpu"]) / lines}
 
 
 STAGED = "command --work-dir"
