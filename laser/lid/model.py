@@ -44,12 +44,6 @@ def read_labels(path: str | os.PathLike) -> list[str]:
     return [_strip(label) for label in fasttext_file.read_labels(path)]
 
 
-def _words(line: str) -> list[str]:
-    """The line's words as fastText reads them once laser has joined them by single spaces
-    (Unicode spaces and line breaks included; a NUL also separates words for fastText)."""
-    return line.split() if "\0" not in line else line.replace("\0", " ").split()
-
-
 def _strip(label: str) -> str:
     return label[len(LABEL_PREFIX):] if label.startswith(LABEL_PREFIX) else label
 
@@ -77,12 +71,13 @@ class LanguageIdentifier:
 
     def ranked(self, lines: Iterable[str], top: int = 1) -> Ranked:
         """`identify` as plain lists: each line's codes and their probabilities."""
-        words = [_words(line) for line in lines]
-        found = self._predictor.predict(words, top)
+        # The words as fastText reads them once laser has joined them by single spaces: any
+        # Unicode space or line break separates them (a NUL too, for fastText).
+        found = self._predictor.predict_lines(list(lines), top, unicode_spaces=True)
         codes, probabilities = [], []
-        for line_words, labels, line_probabilities in zip(
-                words, found.labels.tolist(), found.probabilities.tolist()):
-            if line_words and labels[0] >= 0:
+        for tokens, labels, line_probabilities in zip(
+                found.tokens.tolist(), found.labels.tolist(), found.probabilities.tolist()):
+            if tokens and labels[0] >= 0:
                 kept = [label for label in labels if label >= 0]
                 codes.append([self.labels[label] for label in kept])
                 probabilities.append([min(probability, 1.0)
