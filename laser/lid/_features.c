@@ -28,48 +28,84 @@
 #define FNV_PRIME 16777619u
 #define WORD_NGRAM_FACTOR 116049371ull
 #define EMPTY (-1)
+#define CACHE_LINE 64
 
-static const char EOS[] = "</s>";
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
+static const unsigned char EOS[] = "</s>";
 #define EOS_SIZE 4
 static const char LABEL_PREFIX[] = "__label__";
 #define LABEL_PREFIX_SIZE 9
 
+/* Open addressing, linear probing: a key's hash and its index (EMPTY: a free entry) */
 typedef struct {
-    int32_t *slots;  /* open addressing: an index into the keys' arrays, or EMPTY */
+    uint32_t hash;
+    int32_t index;
+} Entry;
+
+typedef struct {
+    Entry *entries;
     size_t mask;
 } Table;
 
 typedef struct {
+    int32_t bucket;  /* EMPTY: a free entry */
+    int32_t row;
+} BucketEntry;
+
+/* A cached word: its key in the keys' arena, its hash, its rows' number, whether a label */
+typedef struct {
+    size_t key_start;
+    uint32_t key_size;
+    uint32_t hash;
+    int64_t count;
+    uint8_t label;
+} Slot;
+
+/* A token of the line being read, and its cache slot */
+typedef struct {
+    const unsigned char *word;
+    size_t size;
+    uint32_t hash;
+    int32_t slot;
+} Token;
+
+typedef struct {
     PyObject_HEAD
     Py_buffer input;
-    const float *rows;
+    const float *rows;  /* the input matrix [nrows, dim] */
     int64_t nrows;
     int dim, minn, maxn, word_ngrams;
     uint32_t bucket;
     /* the dictionary: entries (words, then labels) */
     char *entries;
     size_t *entry_start;
-    uint32_t *entry_size, *entry_hash;
-    int32_t nentries, nwords;
+    uint32_t *entry_size;
+    int32_t nwords;
     Table dictionary;
-    /* a pruned model's buckets -> rows (open addressing; pruned == 0: row = nwords + bucket) */
+    /* a pruned model's buckets -> rows (pruned == 0: every bucket's row is nwords + bucket) */
     int pruned;
-    int64_t *bucket_keys, *bucket_rows;
+    BucketEntry *buckets;
     size_t bucket_mask;
-    /* the word cache: each cached word's key, hash, summed rows, their number, label flag */
+    /* the word cache: each word's slot and summed rows */
     Py_ssize_t capacity;
     int32_t cached, allocated;
+    Slot *slots;
     float *sums;
-    int64_t *counts;
-    uint32_t *hashes, *key_size;
-    size_t *key_start;
-    uint8_t *labels;
     char *keys;
     size_t keys_used, keys_allocated;
     Table cache;
     /* scratch space of one line */
+    Token *tokens;
+    size_t tokens_allocated;
     uint32_t *line_hashes;
     size_t line_hashes_allocated;
+    int64_t *ngrams;
+    size_t ngrams_allocated;
     unsigned char *bracketed;
     size_t bracketed_allocated;
     PyThread_type_lock lock;
@@ -87,11 +123,18 @@ static uint32_t fnv(const unsigned char *text, size_t size) {
     return hash;
 }
 
-static int grow(void **array, size_t item, size_t count) {
-    void *grown = realloc(*array, item * (count ? count : 1));
+/* `*array` with room for `count` items of `item` bytes (`*allocated` of them now) */
+static int reserve(void **array, size_t *allocated, size_t item, size_t count) {
+    if (count <= *allocated)
+        return 0;
+    size_t size = *allocated ? 2 * *allocated : 256;
+    while (size < count)
+        size *= 2;
+    void *grown = realloc(*array, item * size);
     if (!grown)
         return -1;
     *array = grown;
+    *allocated = size;
     return 0;
 }
 
@@ -99,27 +142,46 @@ static int table_init(Table *table, size_t at_least) {
     size_t size = 16;
     while (size < 2 * at_least)
         size *= 2;
-    int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!slots)
+    Entry *entries = malloc(size * sizeof(Entry));
+    if (!entries)
         return -1;
-    memset(slots, 0xff, size * sizeof(int32_t));
-    free(table->slots);
-    table->slots = slots;
+    for (size_t i = 0; i < size; i++)
+        entries[i].index = EMPTY;
+    free(table->entries);
+    table->entries = entries;
     table->mask = size - 1;
     return 0;
+}
+
+static void table_put(Table *table, uint32_t hash, int32_t index) {
+    size_t at = hash & table->mask;
+    while (table->entries[at].index != EMPTY)
+        at = (at + 1) & table->mask;
+    table->entries[at].hash = hash;
+    table->entries[at].index = index;
+}
+
+static inline void prefetch_row(const Features *f, const float *row) {
+    for (size_t offset = 0; offset < sizeof(float) * (size_t)f->dim; offset += CACHE_LINE)
+        PREFETCH((const char *)row + offset);
+}
+
+static inline void add_row(const Features *f, float *sum, const float *row) {
+    for (int i = 0; i < f->dim; i++)
+        sum[i] += row[i];
 }
 
 /* ---- the dictionary ---- */
 
 static int32_t dictionary_find(const Features *f, const unsigned char *word, size_t size,
                                uint32_t hash) {
-    size_t at = hash & f->dictionary.mask;
-    int32_t id;
-    while ((id = f->dictionary.slots[at]) != EMPTY) {
-        if (f->entry_hash[id] == hash && f->entry_size[id] == size
+    const Table *table = &f->dictionary;
+    for (size_t at = hash & table->mask; table->entries[at].index != EMPTY;
+         at = (at + 1) & table->mask) {
+        int32_t id = table->entries[at].index;
+        if (table->entries[at].hash == hash && f->entry_size[id] == size
                 && memcmp(f->entries + f->entry_start[id], word, size) == 0)
             return id;
-        at = (at + 1) & f->dictionary.mask;
     }
     return EMPTY;
 }
@@ -128,37 +190,30 @@ static int dictionary_init(Features *f, const char *entries, Py_ssize_t size) {
     int32_t count = 0;
     for (Py_ssize_t i = 0; i < size; i++)
         count += entries[i] == '\0';
-    f->entries = malloc(size ? size : 1);
+    f->entries = malloc(size > 0 ? (size_t)size : 1);
     f->entry_start = malloc(sizeof(size_t) * (count ? count : 1));
     f->entry_size = malloc(sizeof(uint32_t) * (count ? count : 1));
-    f->entry_hash = malloc(sizeof(uint32_t) * (count ? count : 1));
-    if (!f->entries || !f->entry_start || !f->entry_size || !f->entry_hash
-            || table_init(&f->dictionary, count) < 0)
+    if (!f->entries || !f->entry_start || !f->entry_size || table_init(&f->dictionary, count) < 0)
         return -1;
     memcpy(f->entries, entries, size);
     size_t start = 0;
     for (int32_t id = 0; id < count; id++) {
-        size_t length = strlen(f->entries + start);
         const unsigned char *word = (const unsigned char *)f->entries + start;
+        size_t length = strlen((const char *)word);
+        uint32_t hash = fnv(word, length);
         f->entry_start[id] = start;
         f->entry_size[id] = (uint32_t)length;
-        f->entry_hash[id] = fnv(word, length);
-        if (dictionary_find(f, word, length, f->entry_hash[id]) == EMPTY) {
-            size_t at = f->entry_hash[id] & f->dictionary.mask;
-            while (f->dictionary.slots[at] != EMPTY)
-                at = (at + 1) & f->dictionary.mask;
-            f->dictionary.slots[at] = id;
-        }
+        if (dictionary_find(f, word, length, hash) == EMPTY)  /* the first of equal entries */
+            table_put(&f->dictionary, hash, id);
         start += length + 1;
     }
-    f->nentries = count;
     return 0;
 }
 
 /* ---- n-gram buckets ---- */
 
-static inline size_t bucket_slot(const Features *f, int64_t bucket) {
-    return (size_t)(((uint64_t)bucket * 0x9E3779B97F4A7C15ull) >> 17) & f->bucket_mask;
+static inline size_t bucket_at(const Features *f, int64_t bucket) {
+    return (size_t)(((uint64_t)bucket * 0x9E3779B97F4A7C15ull) >> 20) & f->bucket_mask;
 }
 
 static int buckets_init(Features *f, const int64_t *kept, const int64_t *rows, Py_ssize_t count) {
@@ -167,40 +222,55 @@ static int buckets_init(Features *f, const int64_t *kept, const int64_t *rows, P
         return -1;
     while (size < 2 * (size_t)count)
         size *= 2;
-    f->bucket_keys = malloc(size * sizeof(int64_t));
-    f->bucket_rows = malloc(size * sizeof(int64_t));
-    if (!f->bucket_keys || !f->bucket_rows)
+    f->buckets = malloc(size * sizeof(BucketEntry));
+    if (!f->buckets)
         return -1;
     f->bucket_mask = size - 1;
     for (size_t i = 0; i < size; i++)
-        f->bucket_keys[i] = EMPTY;
+        f->buckets[i].bucket = EMPTY;
     for (Py_ssize_t i = 0; i < count; i++) {
-        size_t at = bucket_slot(f, kept[i]);
-        while (f->bucket_keys[at] != EMPTY && f->bucket_keys[at] != kept[i])
+        size_t at = bucket_at(f, kept[i]);
+        while (f->buckets[at].bucket != EMPTY && f->buckets[at].bucket != kept[i])
             at = (at + 1) & f->bucket_mask;
-        f->bucket_keys[at] = kept[i];
-        f->bucket_rows[at] = rows[i];
+        f->buckets[at].bucket = (int32_t)kept[i];
+        f->buckets[at].row = (int32_t)rows[i];
     }
     return 0;
+}
+
+static inline void prefetch_bucket(const Features *f, int64_t bucket) {
+    if (f->pruned)
+        PREFETCH(f->buckets + bucket_at(f, bucket));
 }
 
 /* fastText's pushHash: the input row of an n-gram bucket, or -1 (pruned away) */
 static inline int64_t bucket_row(const Features *f, int64_t bucket) {
     if (!f->pruned)
         return f->nwords + bucket;
-    size_t at = bucket_slot(f, bucket);
-    while (f->bucket_keys[at] != EMPTY) {
-        if (f->bucket_keys[at] == bucket)
-            return f->bucket_rows[at];
-        at = (at + 1) & f->bucket_mask;
-    }
+    for (size_t at = bucket_at(f, bucket); f->buckets[at].bucket != EMPTY;
+         at = (at + 1) & f->bucket_mask)
+        if (f->buckets[at].bucket == bucket)
+            return f->buckets[at].row;
     return -1;
 }
 
-static inline void add_row(const Features *f, float *sum, int64_t row) {
-    const float *values = f->rows + row * f->dim;
-    for (int i = 0; i < f->dim; i++)
-        sum[i] += values[i];
+/* The rows of n-gram buckets (f->ngrams[0:count]) added to `sum`, their loads overlapped:
+ * every bucket's entry prefetched, then every row; the number of rows */
+static int64_t add_buckets(const Features *f, size_t count, float *sum) {
+    int64_t *rows = f->ngrams;
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++)
+        prefetch_bucket(f, rows[i]);
+    for (size_t i = 0; i < count; i++) {
+        int64_t row = bucket_row(f, rows[i]);
+        if (row >= 0) {
+            rows[kept++] = row;
+            prefetch_row(f, f->rows + row * f->dim);
+        }
+    }
+    for (size_t i = 0; i < kept; i++)
+        add_row(f, sum, f->rows + rows[i] * f->dim);
+    return (int64_t)kept;
 }
 
 /* ---- one word's rows ---- */
@@ -209,9 +279,8 @@ static inline void add_row(const Features *f, float *sum, int64_t row) {
  * `sum`; their number */
 static int64_t add_character_ngrams(Features *f, const unsigned char *word, size_t size,
                                     float *sum) {
-    size_t length = size + 2;
+    size_t length = size + 2, count = 0;
     unsigned char *text = f->bracketed;
-    int64_t count = 0;
     text[0] = '<';
     memcpy(text + 1, word, size);
     text[length - 1] = '>';
@@ -224,111 +293,118 @@ static int64_t add_character_ngrams(Features *f, const unsigned char *word, size
             hash = fnv_step(hash, text[j++]);
             while (j < length && (text[j] & 0xC0) == 0x80)
                 hash = fnv_step(hash, text[j++]);
-            if (n >= f->minn && !(n == 1 && (i == 0 || j == length))) {
-                int64_t row = bucket_row(f, hash % f->bucket);
-                if (row >= 0) {
-                    add_row(f, sum, row);
-                    count++;
-                }
-            }
+            if (n >= f->minn && !(n == 1 && (i == 0 || j == length)))
+                f->ngrams[count++] = hash % f->bucket;
         }
     }
-    return count;
+    return add_buckets(f, count, sum);
 }
 
-/* The cache slot `slot` filled for `word`: fastText's getLine and addSubwords of one token */
-static void word_rows(Features *f, int32_t slot, const unsigned char *word, size_t size,
-                      uint32_t hash) {
-    float *sum = f->sums + (size_t)slot * f->dim;
-    int32_t id = dictionary_find(f, word, size, hash);
-    int label = id != EMPTY ? id >= f->nwords
-        : size >= LABEL_PREFIX_SIZE && memcmp(word, LABEL_PREFIX, LABEL_PREFIX_SIZE) == 0;
-    int eos = size == EOS_SIZE && memcmp(word, EOS, EOS_SIZE) == 0;
-    int64_t count = 0;
+/* Room for one word's character n-grams (at most maxn a byte of `<word>`) */
+static int reserve_word(Features *f, size_t size) {
+    size_t ngrams = (size + 2) * (size_t)(f->maxn > 0 ? f->maxn : 0);
+    if (reserve((void **)&f->bracketed, &f->bracketed_allocated, 1, size + 2) < 0)
+        return -1;
+    return reserve((void **)&f->ngrams, &f->ngrams_allocated, sizeof(int64_t), ngrams);
+}
+
+/* The cache slot `index` filled for a token: fastText's getLine and addSubwords of it */
+static int word_rows(Features *f, int32_t index, const Token *token) {
+    Slot *slot = f->slots + index;
+    float *sum = f->sums + (size_t)index * f->dim;
+    int32_t id = dictionary_find(f, token->word, token->size, token->hash);
+    int eos = token->size == EOS_SIZE && memcmp(token->word, EOS, EOS_SIZE) == 0;
+    slot->label = id != EMPTY ? id >= f->nwords
+        : token->size >= LABEL_PREFIX_SIZE
+          && memcmp(token->word, LABEL_PREFIX, LABEL_PREFIX_SIZE) == 0;
+    slot->count = 0;
     memset(sum, 0, sizeof(float) * f->dim);
-    if (!label) {
-        if (id != EMPTY) {
-            add_row(f, sum, id);
-            count++;
-        }
-        if (!eos && f->maxn > 0 && f->bucket > 0)
-            count += add_character_ngrams(f, word, size, sum);
+    if (slot->label)
+        return 0;
+    if (id != EMPTY) {
+        add_row(f, sum, f->rows + (int64_t)id * f->dim);
+        slot->count++;
     }
-    f->labels[slot] = (uint8_t)label;
-    f->counts[slot] = count;
+    if (!eos && f->maxn > 0 && f->bucket > 0) {
+        if (reserve_word(f, token->size) < 0)
+            return -1;
+        slot->count += add_character_ngrams(f, token->word, token->size, sum);
+    }
+    return 0;
 }
 
 /* ---- the word cache ---- */
 
-static int cache_clear(Features *f) {
+static void cache_clear(Features *f) {
     f->cached = 0;
     f->keys_used = 0;
-    if (!f->cache.slots)
-        return table_init(&f->cache, 8);
-    memset(f->cache.slots, 0xff, (f->cache.mask + 1) * sizeof(int32_t));
-    return 0;
+    for (size_t i = 0; i <= f->cache.mask; i++)
+        f->cache.entries[i].index = EMPTY;
 }
 
-static int cache_reserve(Features *f, size_t key_size) {
-    if (f->cached == f->allocated) {
-        int32_t size = f->allocated ? 2 * f->allocated : 1024;
-        if (grow((void **)&f->sums, sizeof(float) * f->dim, size) < 0
-                || grow((void **)&f->counts, sizeof(int64_t), size) < 0
-                || grow((void **)&f->hashes, sizeof(uint32_t), size) < 0
-                || grow((void **)&f->key_size, sizeof(uint32_t), size) < 0
-                || grow((void **)&f->key_start, sizeof(size_t), size) < 0
-                || grow((void **)&f->labels, sizeof(uint8_t), size) < 0)
+/* Room in the cache for `words` more words of `bytes` bytes in all */
+static int cache_reserve(Features *f, size_t words, size_t bytes) {
+    size_t slots = (size_t)f->cached + words;
+    if (slots > (size_t)f->allocated) {
+        size_t allocated = (size_t)f->allocated, sums = allocated;
+        if (reserve((void **)&f->slots, &allocated, sizeof(Slot), slots) < 0
+                || reserve((void **)&f->sums, &sums, sizeof(float) * f->dim, slots) < 0)
             return -1;
-        f->allocated = size;
+        f->allocated = (int32_t)(allocated < sums ? allocated : sums);
     }
-    if (f->keys_used + key_size > f->keys_allocated) {
-        size_t size = f->keys_allocated ? 2 * f->keys_allocated : 1 << 16;
-        while (size < f->keys_used + key_size)
+    if (reserve((void **)&f->keys, &f->keys_allocated, 1, f->keys_used + bytes) < 0)
+        return -1;
+    if (2 * slots > f->cache.mask + 1) {  /* a larger table, the words put in again */
+        size_t size = f->cache.mask + 1;
+        while (2 * slots > size)
             size *= 2;
-        if (grow((void **)&f->keys, 1, size) < 0)
+        if (table_init(&f->cache, size / 2) < 0)
             return -1;
-        f->keys_allocated = size;
-    }
-    if (2 * ((size_t)f->cached + 1) > f->cache.mask + 1) {  /* a table twice as large */
-        if (table_init(&f->cache, 2 * (f->cache.mask + 1)) < 0)
-            return -1;
-        for (int32_t slot = 0; slot < f->cached; slot++) {
-            size_t at = f->hashes[slot] & f->cache.mask;
-            while (f->cache.slots[at] != EMPTY)
-                at = (at + 1) & f->cache.mask;
-            f->cache.slots[at] = slot;
-        }
+        for (int32_t index = 0; index < f->cached; index++)
+            table_put(&f->cache, f->slots[index].hash, index);
     }
     return 0;
 }
 
-/* The cache slot of `word` (its rows computed if the cache lacks it); -1: out of memory */
-static int32_t word_slot(Features *f, const unsigned char *word, size_t size, Py_ssize_t capacity) {
-    uint32_t hash = fnv(word, size);
-    size_t at = hash & f->cache.mask;
-    int32_t slot;
-    while ((slot = f->cache.slots[at]) != EMPTY) {
-        if (f->hashes[slot] == hash && f->key_size[slot] == size
-                && memcmp(f->keys + f->key_start[slot], word, size) == 0)
-            return slot;
-        at = (at + 1) & f->cache.mask;
-    }
-    if (f->cached >= capacity && cache_clear(f) < 0)
-        return -1;
-    if (cache_reserve(f, size) < 0)
-        return -1;
-    at = hash & f->cache.mask;
-    while (f->cache.slots[at] != EMPTY)
-        at = (at + 1) & f->cache.mask;
-    slot = f->cached++;
-    f->cache.slots[at] = slot;
-    f->hashes[slot] = hash;
-    f->key_size[slot] = (uint32_t)size;
-    f->key_start[slot] = f->keys_used;
-    memcpy(f->keys + f->keys_used, word, size);
-    f->keys_used += size;
-    word_rows(f, slot, word, size, hash);
-    return slot;
+static inline int same_word(const Features *f, int32_t index, const Token *token) {
+    const Slot *slot = f->slots + index;
+    return slot->hash == token->hash && slot->key_size == token->size
+        && memcmp(f->keys + slot->key_start, token->word, token->size) == 0;
+}
+
+/* The first cached word of the token's hash (EMPTY: none), its data prefetched */
+static int32_t cache_probe(const Features *f, const Token *token) {
+    const Table *table = &f->cache;
+    for (size_t at = token->hash & table->mask; table->entries[at].index != EMPTY;
+         at = (at + 1) & table->mask)
+        if (table->entries[at].hash == token->hash) {
+            int32_t index = table->entries[at].index;
+            PREFETCH(f->slots + index);
+            PREFETCH(f->keys + f->slots[index].key_start);
+            prefetch_row(f, f->sums + (size_t)index * f->dim);
+            return index;
+        }
+    return EMPTY;
+}
+
+/* The token's cache slot, its rows computed if the cache lacks it (room reserved); -1: out
+ * of memory */
+static int32_t word_slot(Features *f, const Token *token) {
+    const Table *table = &f->cache;
+    for (size_t at = token->hash & table->mask; table->entries[at].index != EMPTY;
+         at = (at + 1) & table->mask)
+        if (table->entries[at].hash == token->hash
+                && same_word(f, table->entries[at].index, token))
+            return table->entries[at].index;
+    int32_t index = f->cached++;
+    Slot *slot = f->slots + index;
+    slot->hash = token->hash;
+    slot->key_size = (uint32_t)token->size;
+    slot->key_start = f->keys_used;
+    memcpy(f->keys + f->keys_used, token->word, token->size);
+    f->keys_used += token->size;
+    table_put(&f->cache, token->hash, index);
+    return word_rows(f, index, token) < 0 ? -1 : index;
 }
 
 /* ---- lines ---- */
@@ -357,65 +433,25 @@ static inline size_t space_at(const unsigned char *text, size_t left, int unicod
     return 0;
 }
 
-typedef struct {
-    float *hidden;
-    int64_t count, hashes;
-} Line;
-
-/* One token of a line: its rows added, its hash kept for the word n-grams (labels have none) */
-static int add_token(Features *f, Line *line, const unsigned char *word, size_t size,
-                     Py_ssize_t capacity) {
-    if (size + 2 > f->bracketed_allocated) {
-        if (grow((void **)&f->bracketed, 1, 2 * (size + 2)) < 0)
-            return -1;
-        f->bracketed_allocated = 2 * (size + 2);
-    }
-    int32_t slot = word_slot(f, word, size, capacity);
-    if (slot < 0)
+static int add_token(Features *f, size_t *count, const unsigned char *word, size_t size) {
+    if (reserve((void **)&f->tokens, &f->tokens_allocated, sizeof(Token), *count + 1) < 0)
         return -1;
-    if (f->labels[slot])
-        return 0;
-    if (f->counts[slot]) {
-        const float *sum = f->sums + (size_t)slot * f->dim;
-        for (int i = 0; i < f->dim; i++)
-            line->hidden[i] += sum[i];
-        line->count += f->counts[slot];
-    }
-    if ((size_t)line->hashes == f->line_hashes_allocated) {
-        size_t size2 = f->line_hashes_allocated ? 2 * f->line_hashes_allocated : 256;
-        if (grow((void **)&f->line_hashes, sizeof(uint32_t), size2) < 0)
-            return -1;
-        f->line_hashes_allocated = size2;
-    }
-    f->line_hashes[line->hashes++] = f->hashes[slot];
+    Token *token = f->tokens + (*count)++;
+    token->word = word;
+    token->size = size;
+    token->hash = fnv(word, size);
+    PREFETCH(f->cache.entries + (token->hash & f->cache.mask));
     return 0;
 }
 
-/* fastText's addWordNgrams: the rows of 2..wordNgrams consecutive tokens' chained hashes */
-static void add_word_ngrams(Features *f, Line *line) {
-    const uint32_t *hashes = f->line_hashes;
-    for (int64_t i = 0; i < line->hashes; i++) {
-        uint64_t hash = (uint64_t)(int64_t)(int32_t)hashes[i];
-        for (int64_t j = i + 1; j < line->hashes && j < i + f->word_ngrams; j++) {
-            hash = hash * WORD_NGRAM_FACTOR + (uint64_t)(int64_t)(int32_t)hashes[j];
-            int64_t row = bucket_row(f, (int64_t)(hash % f->bucket));
-            if (row >= 0) {
-                add_row(f, line->hidden, row);
-                line->count++;
-            }
-        }
-    }
-}
-
-/* One line: its mean row in `hidden`, its rows' and its tokens' number */
-static int line_features(Features *f, const unsigned char *text, size_t size, int unicode,
-                         Py_ssize_t capacity, float *hidden, int64_t *count, int64_t *tokens) {
-    Line line = {hidden, 0, 0};
-    int64_t read = 0;
-    int ended = 0;
+/* fastText's readWord over one line: its tokens up to `</s>`, then `</s>` unless it came; the
+ * number of tokens read (-1: out of memory) */
+static int64_t tokenize(Features *f, const unsigned char *text, size_t size, int unicode,
+                        size_t *count) {
     size_t at = 0, space;
-    memset(hidden, 0, sizeof(float) * f->dim);
-    while (at < size && !ended) {
+    int64_t read = 0;
+    *count = 0;
+    while (at < size) {
         while (at < size && (space = space_at(text + at, size - at, unicode)) > 0)
             at += space;
         if (at >= size)
@@ -424,21 +460,86 @@ static int line_features(Features *f, const unsigned char *text, size_t size, in
         while (at < size && space_at(text + at, size - at, unicode) == 0)
             at++;
         read++;
-        if (add_token(f, &line, text + start, at - start, capacity) < 0)
+        if (add_token(f, count, text + start, at - start) < 0)
             return -1;
-        ended = at - start == EOS_SIZE && memcmp(text + start, EOS, EOS_SIZE) == 0;
+        if (at - start == EOS_SIZE && memcmp(text + start, EOS, EOS_SIZE) == 0)
+            return read;
     }
-    if (!ended && add_token(f, &line, (const unsigned char *)EOS, EOS_SIZE, capacity) < 0)
+    return add_token(f, count, EOS, EOS_SIZE) < 0 ? -1 : read;
+}
+
+/* Each token's cache slot: the cache emptied first if the line's words might not fit, the
+ * cached ones looked up with their loads overlapped, the others computed */
+static int token_slots(Features *f, size_t count, Py_ssize_t capacity) {
+    size_t bytes = 0;
+    if ((Py_ssize_t)(f->cached + count) > capacity && f->cached > 0)
+        cache_clear(f);
+    for (size_t i = 0; i < count; i++)
+        bytes += f->tokens[i].size;
+    if (cache_reserve(f, count, bytes) < 0)
         return -1;
-    if (f->word_ngrams > 1 && f->bucket > 0)
-        add_word_ngrams(f, &line);
-    if (line.count > 0) {
-        float scale = (float)(1.0 / (double)line.count);
+    for (size_t i = 0; i < count; i++)
+        f->tokens[i].slot = cache_probe(f, f->tokens + i);
+    for (size_t i = 0; i < count; i++) {
+        Token *token = f->tokens + i;
+        if (token->slot == EMPTY || !same_word(f, token->slot, token))
+            token->slot = word_slot(f, token);
+        if (token->slot < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* fastText's addWordNgrams: the rows of 2..wordNgrams consecutive tokens' chained hashes */
+static int64_t add_word_ngrams(Features *f, size_t count, float *hidden) {
+    const uint32_t *hashes = f->line_hashes;
+    size_t ngrams = 0;
+    if (reserve((void **)&f->ngrams, &f->ngrams_allocated, sizeof(int64_t),
+                count * (size_t)(f->word_ngrams - 1)) < 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t hash = (uint64_t)(int64_t)(int32_t)hashes[i];
+        for (size_t j = i + 1; j < count && j < i + (size_t)f->word_ngrams; j++) {
+            hash = hash * WORD_NGRAM_FACTOR + (uint64_t)(int64_t)(int32_t)hashes[j];
+            f->ngrams[ngrams++] = (int64_t)(hash % f->bucket);
+        }
+    }
+    return add_buckets(f, ngrams, hidden);
+}
+
+/* One line: its mean row in `hidden`, its rows' and its tokens' number */
+static int line_features(Features *f, const unsigned char *text, size_t size, int unicode,
+                         Py_ssize_t capacity, float *hidden, int64_t *rows, int64_t *read) {
+    size_t count, words = 0;
+    int64_t total = 0;
+    *read = tokenize(f, text, size, unicode, &count);
+    if (*read < 0 || token_slots(f, count, capacity) < 0
+            || reserve((void **)&f->line_hashes, &f->line_hashes_allocated, sizeof(uint32_t),
+                       count) < 0)
+        return -1;
+    memset(hidden, 0, sizeof(float) * f->dim);
+    for (size_t i = 0; i < count; i++) {
+        const Slot *slot = f->slots + f->tokens[i].slot;
+        if (slot->label)
+            continue;  /* no rows, no word n-grams */
+        if (slot->count) {
+            add_row(f, hidden, f->sums + (size_t)f->tokens[i].slot * f->dim);
+            total += slot->count;
+        }
+        f->line_hashes[words++] = slot->hash;
+    }
+    if (f->word_ngrams > 1 && f->bucket > 0) {
+        int64_t ngrams = add_word_ngrams(f, words, hidden);
+        if (ngrams < 0)
+            return -1;
+        total += ngrams;
+    }
+    if (total > 0) {
+        float scale = (float)(1.0 / (double)total);
         for (int i = 0; i < f->dim; i++)
             hidden[i] *= scale;
     }
-    *count = line.count;
-    *tokens = read;
+    *rows = total;
     return 0;
 }
 
@@ -522,19 +623,15 @@ static void Features_dealloc(Features *f) {
     free(f->entries);
     free(f->entry_start);
     free(f->entry_size);
-    free(f->entry_hash);
-    free(f->dictionary.slots);
-    free(f->bucket_keys);
-    free(f->bucket_rows);
+    free(f->dictionary.entries);
+    free(f->buckets);
+    free(f->slots);
     free(f->sums);
-    free(f->counts);
-    free(f->hashes);
-    free(f->key_size);
-    free(f->key_start);
-    free(f->labels);
     free(f->keys);
-    free(f->cache.slots);
+    free(f->cache.entries);
+    free(f->tokens);
     free(f->line_hashes);
+    free(f->ngrams);
     free(f->bracketed);
     if (f->lock)
         PyThread_free_lock(f->lock);
@@ -574,14 +671,16 @@ static int Features_buckets(Features *f, PyObject *kept_object, PyObject *rows_o
         PyErr_SetString(PyExc_ValueError, "kept and kept_rows differ in length");
         status = -1;
     }
+    const int64_t *buckets = kept.buf;
     for (Py_ssize_t i = 0; status == 0 && i < count; i++)
-        if (values[i] < 0 || values[i] >= f->nrows) {
-            PyErr_SetString(PyExc_ValueError, "a kept bucket's row outside the matrix");
+        if (values[i] < 0 || values[i] >= f->nrows || values[i] > INT32_MAX || buckets[i] < 0
+                || buckets[i] >= (int64_t)f->bucket) {
+            PyErr_SetString(PyExc_ValueError, "a kept bucket or its row out of range");
             status = -1;
         }
     if (status == 0) {
         f->pruned = 1;
-        if (buckets_init(f, kept.buf, values, count) < 0) {
+        if (buckets_init(f, buckets, values, count) < 0) {
             PyErr_NoMemory();
             status = -1;
         }
@@ -589,6 +688,21 @@ static int Features_buckets(Features *f, PyObject *kept_object, PyObject *rows_o
     PyBuffer_Release(&kept);
     PyBuffer_Release(&rows);
     return status;
+}
+
+/* The input matrix: float32 [rows, dim] */
+static int Features_matrix(Features *f, PyObject *input) {
+    if (PyObject_GetBuffer(input, &f->input, PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+        return -1;
+    if (f->input.ndim != 2 || strcmp(f->input.format, "f") != 0 || f->input.shape[1] <= 0
+            || f->input.shape[1] > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "input: a float32 matrix [rows, dim]");
+        return -1;
+    }
+    f->rows = f->input.buf;
+    f->nrows = f->input.shape[0];
+    f->dim = (int)f->input.shape[1];
+    return 0;
 }
 
 static int Features_init(Features *f, PyObject *args, PyObject *kwargs) {
@@ -607,23 +721,16 @@ static int Features_init(Features *f, PyObject *args, PyObject *kwargs) {
                                      &f->word_ngrams, &bucket, &capacity))
         return -1;
     int status = -1;
-    if (PyObject_GetBuffer(input, &f->input, PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+    if (Features_matrix(f, input) < 0)
         goto done;
-    if (f->input.ndim != 2 || strcmp(f->input.format, "f") != 0 || f->input.shape[1] <= 0) {
-        PyErr_SetString(PyExc_ValueError, "input: a float32 matrix [rows, dim]");
-        goto done;
-    }
-    if (bucket < 0 || words < 0 || words > f->input.shape[0]) {
+    if (bucket < 0 || words < 0 || words > f->nrows) {
         PyErr_SetString(PyExc_ValueError, "bucket or words out of range");
         goto done;
     }
-    f->rows = f->input.buf;
-    f->nrows = f->input.shape[0];
-    f->dim = (int)f->input.shape[1];
     f->bucket = (uint32_t)bucket;
     f->nwords = words;
     f->capacity = capacity;
-    if (dictionary_init(f, entries.buf, entries.len) < 0 || cache_clear(f) < 0) {
+    if (dictionary_init(f, entries.buf, entries.len) < 0 || table_init(&f->cache, 8) < 0) {
         PyErr_NoMemory();
         goto done;
     }

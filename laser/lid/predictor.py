@@ -62,10 +62,9 @@ class Predictor:
         rows = model.bucket_rows
         self.features = _features.Features(
             np.ascontiguousarray(model.input, np.float32),
-            b"".join(entry + b"\0" for entry in entries),
-            len(model.words), rows.kept, rows.kept_rows, self.settings.minn, self.settings.maxn,
-            self.settings.word_ngrams, self.settings.bucket,
-            max(MIN_CACHED_WORDS, cache_bytes // (4 * self.settings.dim)))
+            b"".join(entry + b"\0" for entry in entries), len(model.words), rows.kept,
+            rows.kept_rows, self.settings.minn, self.settings.maxn, self.settings.word_ngrams,
+            self.settings.bucket, max(MIN_CACHED_WORDS, cache_bytes // (4 * self.settings.dim)))
 
     @property
     def capacity(self) -> int:
