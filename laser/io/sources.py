@@ -196,6 +196,51 @@ def file_lines(path: str) -> Iterator[str]:
             raise located(name, number + 1, f"{what} ({_reason(error)})") from None
 
 
+def file_line_blocks(path: str, block_bytes: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
+    """The lines of one file (or stdin for '-') as `file_lines` reads and checks them, a block
+    of whole lines at a time: their UTF-8 bytes separated by '\\n' (none after the last), and
+    how many lines."""
+    name = display_name(path)
+    with _decompressing(path) as (stream, kind):
+        number, rest = 0, b""
+        try:
+            for block in iter(lambda: stream.read(block_bytes), b""):
+                end = block.rfind(b"\n")
+                if end < 0:
+                    rest += block
+                    continue
+                lines, rest = rest + block[:end], block[end + 1:]
+                yield _checked_block(name, lines, number + 1)
+                number += lines.count(b"\n") + 1
+        except _stream_errors(kind) as error:
+            what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
+            raise located(name, number + 1, f"{what} ({_reason(error)})") from None
+        if rest:
+            yield _checked_block(name, rest, number + 1)
+
+
+def _checked_block(name: str, lines: bytes, first_number: int) -> tuple[bytes, int]:
+    """A block of lines and how many, once checked as `decode_lines` checks each line."""
+    if b"\x00" in lines or not _is_utf8(lines):
+        for _ in decode_lines(name, lines.split(b"\n"), first_number):
+            pass  # raises the error naming the line at fault
+    return lines, lines.count(b"\n") + 1
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def read_line_blocks(spec: str) -> Iterator[tuple[bytes, int]]:
+    """`read_lines` a block of whole lines at a time (see `file_line_blocks`)."""
+    for path in expand(spec):
+        yield from file_line_blocks(path)
+
+
 def _reason(error: BaseException) -> str:
     text = getattr(error, "strerror", None) or str(error) or type(error).__name__
     return text.rstrip(".").lower()

@@ -77,32 +77,26 @@ class Predictor:
 
     def predict(self, lines: Sequence[Sequence[str]], k: int = 1) -> Predictions:
         """The `k` likeliest labels of each line (each line: its words, as fastText splits it)."""
-        return self.predict_lines([" ".join(words) for words in lines], k)
+        return self.predict_text(batch_text([" ".join(words) for words in lines]), len(lines), k)
 
-    def predict_lines(self, lines: Sequence[str], k: int = 1,
-                      unicode_spaces: bool = False) -> Predictions:
-        """The `k` likeliest labels of each line, its words separated by fastText's spaces, or
-        with `unicode_spaces` by any Unicode space (as str.split() separates them); a newline
-        inside a line separates words too."""
+    def predict_text(self, text: bytes, lines: int, k: int = 1,
+                     unicode_spaces: bool = False) -> Predictions:
+        """The `k` likeliest labels of each of `lines` lines of UTF-8 `text` (separated by
+        '\\n'), its words separated by fastText's spaces, or with `unicode_spaces` by any
+        Unicode space (as str.split() separates them)."""
         k = max(1, min(k, len(self.model.labels)))
-        hidden, counts, tokens = self.hidden(lines, unicode_spaces)
-        labels = np.empty((len(lines), k), np.int64)
-        probabilities = np.empty((len(lines), k), np.float32)
-        for first in range(0, len(lines), LINES_AT_ONCE):  # bounded [lines, labels] scores
+        hidden = np.empty((lines, self.settings.dim), np.float32)
+        counts = np.empty(lines, np.int64)
+        tokens = np.empty(lines, np.int64)
+        self.features.hidden(text, lines, unicode_spaces, hidden, counts, tokens)
+        labels = np.empty((lines, k), np.int64)
+        probabilities = np.empty((lines, k), np.float32)
+        for first in range(0, lines, LINES_AT_ONCE):  # bounded [lines, labels] scores
             part = slice(first, first + LINES_AT_ONCE)
             labels[part], probabilities[part] = self.top(hidden[part], k)
         labels[counts == 0] = -1
         probabilities[counts == 0] = 0.0
         return Predictions(labels, probabilities, tokens)
-
-    def hidden(self, lines: Sequence[str], unicode_spaces: bool):
-        """Each line's mean input row (float32 [lines, dim]), its number of rows and of tokens."""
-        hidden = np.empty((len(lines), self.settings.dim), np.float32)
-        counts = np.empty(len(lines), np.int64)
-        tokens = np.empty(len(lines), np.int64)
-        self.features.hidden(_batch_text(lines), len(lines), unicode_spaces, hidden, counts,
-                             tokens)
-        return hidden, counts, tokens
 
     def top(self, hidden: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The k best labels of each line and fastText's probabilities of them."""
@@ -201,9 +195,9 @@ class _HuffmanTree:
         return np.where(leaves >= floor, leaves, -np.inf)
 
 
-def _batch_text(lines: Sequence[str]) -> bytes:
-    """The lines as UTF-8, one after another, separated by newlines (a newline inside a line
-    becomes a space)."""
+def batch_text(lines: Sequence[str]) -> bytes:
+    """Lines as `Predictor.predict_text` takes them: UTF-8, separated by newlines (a newline
+    inside a line becomes a space)."""
     text = "\n".join(lines)
     if text.count("\n") != max(len(lines) - 1, 0):
         text = "\n".join(line.replace("\n", " ") for line in lines)
