@@ -36,6 +36,13 @@
 #define PREFETCH(address) ((void)(address))
 #endif
 
+/* The functions that sum rows also built for AVX2, chosen at run time where the compiler can */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SUMS_ROWS __attribute__((target_clones("avx2", "default")))
+#else
+#define SUMS_ROWS
+#endif
+
 static const unsigned char EOS[] = "</s>";
 #define EOS_SIZE 4
 static const char LABEL_PREFIX[] = "__label__";
@@ -81,6 +88,7 @@ typedef struct {
     int64_t nrows;
     int dim, minn, maxn, word_ngrams;
     uint32_t bucket;
+    uint64_t bucket_inverse;  /* for remainder(): 2^64 / bucket, rounded up */
     /* the dictionary: entries (words, then labels) */
     char *entries;
     size_t *entry_start;
@@ -159,6 +167,16 @@ static void table_put(Table *table, uint32_t hash, int32_t index) {
         at = (at + 1) & table->mask;
     table->entries[at].hash = hash;
     table->entries[at].index = index;
+}
+
+/* hash % bucket, without a division where the compiler has 128-bit integers (Lemire, Kaser
+ * and Kurz, "Faster remainder by direct computation", 2019) */
+static inline uint32_t remainder32(const Features *f, uint32_t hash) {
+#ifdef __SIZEOF_INT128__
+    return (uint32_t)(((unsigned __int128)(f->bucket_inverse * hash) * f->bucket) >> 64);
+#else
+    return hash % f->bucket;
+#endif
 }
 
 static inline void prefetch_row(const Features *f, const float *row) {
@@ -256,7 +274,7 @@ static inline int64_t bucket_row(const Features *f, int64_t bucket) {
 
 /* The rows of n-gram buckets (f->ngrams[0:count]) added to `sum`, their loads overlapped:
  * every bucket's entry prefetched, then every row; the number of rows */
-static int64_t add_buckets(const Features *f, size_t count, float *sum) {
+SUMS_ROWS static int64_t add_buckets(const Features *f, size_t count, float *sum) {
     int64_t *rows = f->ngrams;
     size_t kept = 0;
     for (size_t i = 0; i < count; i++)
@@ -294,7 +312,7 @@ static int64_t add_character_ngrams(Features *f, const unsigned char *word, size
             while (j < length && (text[j] & 0xC0) == 0x80)
                 hash = fnv_step(hash, text[j++]);
             if (n >= f->minn && !(n == 1 && (i == 0 || j == length)))
-                f->ngrams[count++] = hash % f->bucket;
+                f->ngrams[count++] = remainder32(f, hash);
         }
     }
     return add_buckets(f, count, sum);
@@ -508,7 +526,7 @@ static int64_t add_word_ngrams(Features *f, size_t count, float *hidden) {
 }
 
 /* One line: its mean row in `hidden`, its rows' and its tokens' number */
-static int line_features(Features *f, const unsigned char *text, size_t size, int unicode,
+SUMS_ROWS static int line_features(Features *f, const unsigned char *text, size_t size, int unicode,
                          Py_ssize_t capacity, float *hidden, int64_t *rows, int64_t *read) {
     size_t count, words = 0;
     int64_t total = 0;
@@ -728,6 +746,7 @@ static int Features_init(Features *f, PyObject *args, PyObject *kwargs) {
         goto done;
     }
     f->bucket = (uint32_t)bucket;
+    f->bucket_inverse = bucket > 0 ? UINT64_MAX / (uint64_t)bucket + 1 : 0;
     f->nwords = words;
     f->capacity = capacity;
     if (dictionary_init(f, entries.buf, entries.len) < 0 || table_init(&f->cache, 8) < 0) {
