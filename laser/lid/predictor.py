@@ -105,12 +105,12 @@ class Predictor:
             scores = self.tree.log_probabilities(hidden @ self.output[:, :self.tree.internal])
             return _best(scores, k, np.exp)
         logits = hidden @ self.output
-        if loss == "softmax":
+        if loss == "softmax":  # exp(x - max) ranks as x does: only the k best are divided
             logits -= logits.max(axis=1, keepdims=True)
             np.exp(logits, out=logits)
-            logits /= logits.sum(axis=1, keepdims=True)
-        else:  # ns and ova
-            logits = _table_sigmoid(logits, self.sigmoid_table)
+            total = logits.sum(axis=1, keepdims=True)
+            return _best(logits, k, lambda best: np.exp(np.log(best / total + LOG_FLOOR)))
+        logits = _table_sigmoid(logits, self.sigmoid_table)  # ns and ova
         return _best(logits, k, lambda best: np.exp(np.log(best + LOG_FLOOR)))
 
 
