@@ -402,6 +402,7 @@ static int32_t cache_probe(const Features *f, const Token *token) {
             prefetch_row(f, f->sums + (size_t)index * f->dim);
             return index;
         }
+    PREFETCH(f->dictionary.entries + (token->hash & f->dictionary.mask));  /* a new word */
     return EMPTY;
 }
 
@@ -427,15 +428,27 @@ static int32_t word_slot(Features *f, const Token *token) {
 
 /* ---- lines ---- */
 
+/* Each byte: 1, a space; 2, the first byte of a Unicode space perhaps; 0, neither. Without
+ * unicode_spaces (fastText's spaces), then with. */
+static unsigned char BYTE_KINDS[2][256];
+
+static void byte_kinds_init(void) {
+    static const unsigned char fasttext[] = " \n\r\t\v\f";
+    for (int unicode = 0; unicode < 2; unicode++) {
+        for (size_t i = 0; i < sizeof(fasttext); i++)  /* the NUL that ends it too */
+            BYTE_KINDS[unicode][fasttext[i]] = 1;
+    }
+    for (int c = 0x1C; c <= 0x1F; c++)
+        BYTE_KINDS[1][c] = 1;
+    BYTE_KINDS[1][0xC2] = BYTE_KINDS[1][0xE1] = BYTE_KINDS[1][0xE2] = BYTE_KINDS[1][0xE3] = 2;
+}
+
 /* The length of the space at text[0] (0: none): fastText's, or any Unicode space */
 static inline size_t space_at(const unsigned char *text, size_t left, int unicode) {
     unsigned char c = text[0];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0')
-        return 1;
-    if (!unicode)
-        return 0;
-    if (c >= 0x1C && c <= 0x1F)
-        return 1;
+    int kind = BYTE_KINDS[unicode][c];
+    if (kind < 2)
+        return (size_t)kind;
     if (c == 0xC2 && left >= 2)
         return text[1] == 0x85 || text[1] == 0xA0 ? 2 : 0;
     if (c == 0xE1 && left >= 3)
@@ -620,7 +633,7 @@ static PyObject *Features_hidden(Features *f, PyObject *args) {
     int failed;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(f->lock, WAIT_LOCK);
-    failed = batch_features(f, text.buf, (size_t)text.len, lines, unicode, hidden.buf,
+    failed = batch_features(f, text.buf, (size_t)text.len, lines, unicode != 0, hidden.buf,
                             counts.buf, tokens.buf);
     if (failed)
         cache_clear(f);  /* a word may be half computed */
@@ -797,6 +810,7 @@ static struct PyModuleDef features_module = {
 };
 
 PyMODINIT_FUNC PyInit__features(void) {
+    byte_kinds_init();
     if (PyType_Ready(&FeaturesType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&features_module);

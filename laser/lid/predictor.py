@@ -17,7 +17,7 @@ from .fasttext_file import FastTextModel
 LABEL_PREFIX = "__label__"
 SPACES = " \n\r\t\v\f\0"  # what separates fastText's tokens
 LOG_FLOOR = np.float32(1e-5)  # fastText's std_log(x) = log(x + 1e-5)
-CACHE_BYTES = 64 << 20  # the word cache's rows: at most this much memory
+CACHE_BYTES = 16 << 20  # the word cache's rows: at most this much memory
 MIN_CACHED_WORDS = 1 << 16
 LINES_AT_ONCE = 4096  # lines scored together
 SIGMOID_TABLE = 512  # fastText's table sigmoid of ns and ova, on [-8, 8]
