@@ -23,7 +23,7 @@ Speed: each identifier in this process on one core (lines/s over the corpus dev 
 `laser lid` end to end as a subprocess on 100,000 dev lines (cycled): lines per second of wall
 time and per second of CPU time (user + system of the process: lines/s per core), side by side
 with the baseline: the same model through fasttext-predict (fastText's own C++ prediction, which
-laser lid used before its numpy predictor), one line at a time, in a process that reads the
+laser lid used before its own predictor), one line at a time, in a process that reads the
 file and writes the same output (without laser lid's input checks). One BLAS thread.
 
     bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
@@ -231,9 +231,9 @@ def laser_lid_speed(command: list[str], sets: dict) -> tuple[float, float]:
 
 
 def lid_commands(laser: list[str], lid_model: Optional[str]) -> dict[str, list[str]]:
-    """The two ways `laser lid` is timed: laser's numpy predictor, and the baseline."""
+    """The two ways `laser lid` is timed: laser's own predictor, and the baseline."""
     model = lid_model or str(shipped_model_path())
-    return {"laser lid (laser's numpy predictor)":
+    return {"laser lid (laser's C kernel and numpy)":
             [*laser, "lid", "IN", "-o", "OUT", "--lid-model", model, "-q"],
             "baseline: fasttext-predict, one line at a time":
             [sys.executable, __file__, "--fasttext-predict-lid", model, "IN", "OUT"]}
