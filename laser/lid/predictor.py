@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _features
+from ..errors import LaserError
 from .fasttext_file import FastTextModel
 
 LABEL_PREFIX = "__label__"
@@ -60,7 +60,7 @@ class Predictor:
         entries = [word.encode("utf-8", "surrogateescape") for word in model.words]
         entries += [label.encode("utf-8") for label in model.labels]
         rows = model.bucket_rows
-        self.features = _features.Features(
+        self.features = _kernel().Features(
             np.ascontiguousarray(model.input, np.float32),
             b"".join(entry + b"\0" for entry in entries), len(model.words), rows.kept,
             rows.kept_rows, self.settings.minn, self.settings.maxn, self.settings.word_ngrams,
@@ -193,6 +193,17 @@ class _HuffmanTree:
             score[:, nodes] = np.where(reached, score[:, nodes], -np.inf)
         leaves = score[:, :self.labels]
         return np.where(leaves >= floor, leaves, -np.inf)
+
+
+def _kernel():
+    """The C kernel (_features.c), built with the package (a checkout builds it in place)."""
+    try:
+        from . import _features
+    except ImportError:
+        raise LaserError("laser lid's C kernel (laser/lid/_features.c) is not built here: run "
+                         "`make install`, or `python setup.py build_ext --inplace` in a "
+                         "checkout") from None
+    return _features
 
 
 def batch_text(lines: Sequence[str]) -> bytes:
