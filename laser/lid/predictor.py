@@ -57,14 +57,8 @@ class Predictor:
         if self.settings.loss == "hs":
             self.tree = _HuffmanTree(model.label_counts)
         self.sigmoid_table = _sigmoid_table()
-        entries = [word.encode("utf-8", "surrogateescape") for word in model.words]
-        entries += [label.encode("utf-8") for label in model.labels]
-        rows = model.bucket_rows
-        self.features = _kernel().Features(
-            np.ascontiguousarray(model.input, np.float32),
-            b"".join(entry + b"\0" for entry in entries), len(model.words), rows.kept,
-            rows.kept_rows, self.settings.minn, self.settings.maxn, self.settings.word_ngrams,
-            self.settings.bucket, max(MIN_CACHED_WORDS, cache_bytes // (4 * self.settings.dim)))
+        self.features = _features(model, max(MIN_CACHED_WORDS,
+                                             cache_bytes // (4 * self.settings.dim)))
 
     @property
     def capacity(self) -> int:
@@ -193,6 +187,20 @@ class _HuffmanTree:
             score[:, nodes] = np.where(reached, score[:, nodes], -np.inf)
         leaves = score[:, :self.labels]
         return np.where(leaves >= floor, leaves, -np.inf)
+
+
+def _features(model: FastTextModel, capacity: int):
+    """The kernel's view of a model: its input matrix, dictionary (words, then labels, each
+    ended by a NUL), n-gram settings and pruned-index map; a cache of `capacity` words."""
+    entries = [word.encode("utf-8", "surrogateescape") for word in model.words]
+    entries += [label.encode("utf-8") for label in model.labels]
+    settings = model.settings
+    return _kernel().Features(
+        input=np.ascontiguousarray(model.input, np.float32),
+        entries=b"".join(entry + b"\0" for entry in entries), words=len(model.words),
+        kept=model.bucket_rows.kept, kept_rows=model.bucket_rows.kept_rows, minn=settings.minn,
+        maxn=settings.maxn, word_ngrams=settings.word_ngrams, bucket=settings.bucket,
+        capacity=capacity)
 
 
 def _kernel():
