@@ -58,9 +58,6 @@ SPEED_LINES = 100_000
 # Old or regional codes the packages still print, as ISO 639-1.
 OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
              "zh-hans": "zh"}
-# ISO 639-1 codes of individual languages that laser/data/iso639.txt files under their
-# macrolanguage's code (`no`) instead.
-INDIVIDUAL_639_1 = {"nb": "nob", "nn": "nno"}
 
 Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
 
@@ -75,7 +72,6 @@ def iso3_of(code: str, known: set[str]) -> str:
     macrolanguage where it has one (`ms` is Malay, not Minangkabau), a macrolanguage as its
     usual member unless the sets have the macrolanguage itself (`ar` -> arb, `zh` -> zho)."""
     code = package_code(code)
-    code = INDIVIDUAL_639_1.get(code, code)
     if len(code) == 2:
         threes = members(code)
         code = next((three for three in threes if three in MACROLANGUAGES),
@@ -101,7 +97,7 @@ def package_view(codes: set[str], known: set[str]) -> dict[str, str]:
     named = {iso3_of(code, known) for code in codes}
     view = {}
     for code in codes:
-        code = INDIVIDUAL_639_1.get(package_code(code), package_code(code))
+        code = package_code(code)
         group = (code if len(code) == 2 else iso_table().get(code, "")
                  if code in MACROLANGUAGES else "")
         for member in members(group) if group else []:
