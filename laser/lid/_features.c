@@ -804,9 +804,58 @@ static PyTypeObject FeaturesType = {
     .tp_members = Features_members,
 };
 
+/* ---- a product-quantised matrix decoded ---- */
+
+/* decode(codes, centroids, rows, subquantisers, dsub, out): each row of a product-quantised
+ * matrix (uint8 codes [rows, subquantisers]; float32 centroids [dim * 256], each sub-vector's
+ * 256 in turn; sub-vectors of dsub values, the last of what is left) as its centroids side by
+ * side, into float32 `out` [rows, dim] (fastText's productquantizer.cc) */
+static PyObject *decode(PyObject *module, PyObject *args) {
+    Py_buffer codes, centroids, out;
+    Py_ssize_t rows;
+    int subquantisers, dsub;
+    if (!PyArg_ParseTuple(args, "y*y*niiw*", &codes, &centroids, &rows, &subquantisers, &dsub,
+                          &out))
+        return NULL;
+    Py_ssize_t dim = centroids.len / (Py_ssize_t)(sizeof(float) * 256);
+    Py_ssize_t last = dim - (Py_ssize_t)dsub * (subquantisers - 1);
+    int valid = rows >= 0 && subquantisers > 0 && dsub > 0 && last > 0
+        && centroids.len == dim * (Py_ssize_t)(sizeof(float) * 256)
+        && codes.len == rows * subquantisers && out.len == rows * dim * (Py_ssize_t)sizeof(float);
+    if (valid) {
+        const uint8_t *code = codes.buf;
+        const float *table = centroids.buf;
+        const float *last_table = table + (size_t)(subquantisers - 1) * 256 * dsub;
+        float *row = out.buf;
+        for (Py_ssize_t r = 0; r < rows; r++, code += subquantisers, row += dim) {
+            for (int m = 0; m < subquantisers - 1; m++) {
+                const float *centroid = table + ((size_t)m * 256 + code[m]) * dsub;
+                for (int n = 0; n < dsub; n++)
+                    row[m * dsub + n] = centroid[n];
+            }
+            const float *centroid = last_table + (size_t)code[subquantisers - 1] * last;
+            for (Py_ssize_t n = 0; n < last; n++)
+                row[dim - last + n] = centroid[n];
+        }
+    }
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&centroids);
+    PyBuffer_Release(&out);
+    if (!valid)
+        return PyErr_Format(PyExc_ValueError, "decode: not a product quantiser's codes");
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"decode", decode, METH_VARARGS,
+     "decode(codes, centroids, rows, subquantisers, dsub, out): a product-quantised matrix"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef features_module = {
     PyModuleDef_HEAD_INIT, "_features",
-    "fastText's per-line features (hidden vectors) for laser's language-ID predictor", -1, NULL,
+    "fastText's per-line features (hidden vectors) for laser's language-ID predictor", -1,
+    module_methods,
 };
 
 PyMODINIT_FUNC PyInit__features(void) {

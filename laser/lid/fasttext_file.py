@@ -12,6 +12,7 @@ from typing import BinaryIO, Optional
 import numpy as np
 
 from ..errors import LaserError
+from .kernel import kernel
 
 FASTTEXT_MAGIC = 793712314
 NEWEST_VERSION = 12
@@ -220,15 +221,8 @@ def _decode(reader: _Reader, codes: np.ndarray, rows: int, cols: int) -> np.ndar
     if (dim != cols or subquantisers <= 0 or dsub <= 0 or last_dsub <= 0 or rows < 0
             or codes.size != rows * subquantisers or dsub * (subquantisers - 1) + last_dsub != dim):
         raise reader.damaged()
-    codes = codes.reshape(rows, subquantisers)
     dense = np.empty((rows, dim), np.float32)
-    full = subquantisers - 1  # the last sub-vector may be shorter (last_dsub)
-    if full:  # each sub-vector's code picks a row of its own quantiser's centroids
-        table = centroids[:full * CENTROIDS * dsub].reshape(full * CENTROIDS, dsub)
-        picked = codes[:, :full] + np.arange(0, full * CENTROIDS, CENTROIDS)
-        dense[:, :full * dsub] = np.take(table, picked, axis=0).reshape(rows, -1)
-    last = centroids[full * CENTROIDS * dsub:].reshape(CENTROIDS, last_dsub)
-    dense[:, full * dsub:] = last[codes[:, full]]
+    kernel().decode(codes, centroids, rows, subquantisers, dsub, dense)
     return dense
 
 

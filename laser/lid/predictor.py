@@ -11,8 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import LaserError
 from .fasttext_file import FastTextModel
+from .kernel import kernel
 
 LABEL_PREFIX = "__label__"
 SPACES = " \n\r\t\v\f\0"  # what separates fastText's tokens
@@ -195,23 +195,12 @@ def _features(model: FastTextModel, capacity: int):
     entries = [word.encode("utf-8", "surrogateescape") for word in model.words]
     entries += [label.encode("utf-8") for label in model.labels]
     settings = model.settings
-    return _kernel().Features(
+    return kernel().Features(
         input=np.ascontiguousarray(model.input, np.float32),
         entries=b"".join(entry + b"\0" for entry in entries), words=len(model.words),
         kept=model.bucket_rows.kept, kept_rows=model.bucket_rows.kept_rows, minn=settings.minn,
         maxn=settings.maxn, word_ngrams=settings.word_ngrams, bucket=settings.bucket,
         capacity=capacity)
-
-
-def _kernel():
-    """The C kernel (_features.c), built with the package (a checkout builds it in place)."""
-    try:
-        from . import _features
-    except ImportError:
-        raise LaserError("laser lid's C kernel (laser/lid/_features.c) is not built here: run "
-                         "`make install`, or `python setup.py build_ext --inplace` in a "
-                         "checkout") from None
-    return _features
 
 
 def batch_text(lines: Sequence[str]) -> bytes:
