@@ -99,24 +99,34 @@ class Predictor:
             scores = self.tree.log_probabilities(hidden @ self.output[:, :self.tree.internal])
             return _best(scores, k, np.exp)
         logits = hidden @ self.output
-        if loss == "softmax":  # exp(x - max) ranks as x does: only the k best are divided
-            logits -= logits.max(axis=1, keepdims=True)
+        if loss == "softmax":  # exp(x - max) ranks as x does: the best found on x, only
+            best = _top_k(logits, k)  # they divided by the sum
+            logits -= np.take_along_axis(logits, best[:, :1], axis=1)
             np.exp(logits, out=logits)
             total = logits.sum(axis=1, keepdims=True)
-            return _best(logits, k, lambda best: np.exp(np.log(best / total + LOG_FLOOR)))
+            return _chosen(logits, best, lambda chosen: np.exp(np.log(chosen / total
+                                                                      + LOG_FLOOR)))
         logits = _table_sigmoid(logits, self.sigmoid_table)  # ns and ova
         return _best(logits, k, lambda best: np.exp(np.log(best + LOG_FLOOR)))
 
 
 def _best(scores: np.ndarray, k: int, probability) -> tuple[np.ndarray, np.ndarray]:
     """The k highest scores of each row, highest first: (indices, probability(scores))."""
+    return _chosen(scores, _top_k(scores, k), probability)
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indices of each row's k highest scores, highest first."""
     if k == 1:
-        best = scores.argmax(axis=1)[:, None]
-    else:
-        best = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1] \
-            else np.broadcast_to(np.arange(scores.shape[1]), scores.shape)
-        chosen = np.take_along_axis(scores, best, axis=1)
-        best = np.take_along_axis(best, np.argsort(-chosen, axis=1, kind="stable"), axis=1)
+        return scores.argmax(axis=1)[:, None]
+    best = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < scores.shape[1] \
+        else np.broadcast_to(np.arange(scores.shape[1]), scores.shape)
+    chosen = np.take_along_axis(scores, best, axis=1)
+    return np.take_along_axis(best, np.argsort(-chosen, axis=1, kind="stable"), axis=1)
+
+
+def _chosen(scores: np.ndarray, best: np.ndarray, probability) -> tuple[np.ndarray, np.ndarray]:
+    """(best, probability(their scores)); -1 and 0 where a score is not finite."""
     chosen = np.take_along_axis(scores, best, axis=1)
     found = np.isfinite(chosen)  # hs: leaves fastText's search does not reach
     return (np.where(found, best, -1).astype(np.int64),
