@@ -29,6 +29,7 @@
 #define WORD_NGRAM_FACTOR 116049371ull
 #define EMPTY (-1)
 #define CACHE_LINE 64
+#define NGRAMS_AT_ONCE 4096  /* a word's character n-grams looked up together, at most */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(address) __builtin_prefetch(address)
@@ -298,6 +299,7 @@ SUMS_ROWS static int64_t add_buckets(const Features *f, size_t count, float *sum
 static int64_t add_character_ngrams(Features *f, const unsigned char *word, size_t size,
                                     float *sum) {
     size_t length = size + 2, count = 0;
+    int64_t rows = 0;
     unsigned char *text = f->bracketed;
     text[0] = '<';
     memcpy(text + 1, word, size);
@@ -311,19 +313,23 @@ static int64_t add_character_ngrams(Features *f, const unsigned char *word, size
             hash = fnv_step(hash, text[j++]);
             while (j < length && (text[j] & 0xC0) == 0x80)
                 hash = fnv_step(hash, text[j++]);
-            if (n >= f->minn && !(n == 1 && (i == 0 || j == length)))
+            if (n >= f->minn && !(n == 1 && (i == 0 || j == length))) {
                 f->ngrams[count++] = remainder32(f, hash);
+                if (count == NGRAMS_AT_ONCE) {  /* a very long word: a part at a time */
+                    rows += add_buckets(f, count, sum);
+                    count = 0;
+                }
+            }
         }
     }
-    return add_buckets(f, count, sum);
+    return rows + add_buckets(f, count, sum);
 }
 
-/* Room for one word's character n-grams (at most maxn a byte of `<word>`) */
+/* Room for `<word>` and for its character n-grams looked up together */
 static int reserve_word(Features *f, size_t size) {
-    size_t ngrams = (size + 2) * (size_t)(f->maxn > 0 ? f->maxn : 0);
     if (reserve((void **)&f->bracketed, &f->bracketed_allocated, 1, size + 2) < 0)
         return -1;
-    return reserve((void **)&f->ngrams, &f->ngrams_allocated, sizeof(int64_t), ngrams);
+    return reserve((void **)&f->ngrams, &f->ngrams_allocated, sizeof(int64_t), NGRAMS_AT_ONCE);
 }
 
 /* The cache slot `index` filled for a token: fastText's getLine and addSubwords of it */
