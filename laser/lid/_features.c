@@ -247,7 +247,7 @@ static int buckets_init(Features *f, const int64_t *kept, const int64_t *rows, P
     f->bucket_mask = size - 1;
     for (size_t i = 0; i < size; i++)
         f->buckets[i].bucket = EMPTY;
-    for (Py_ssize_t i = 0; i < count; i++) {
+    for (Py_ssize_t i = 0; i < count; i++) {  /* a later pair of a bucket wins, as in fastText */
         size_t at = bucket_at(f, kept[i]);
         while (f->buckets[at].bucket != EMPTY && f->buckets[at].bucket != kept[i])
             at = (at + 1) & f->bucket_mask;

@@ -59,7 +59,7 @@ class BucketRows:
     words; in a pruned model, where its pruned-index map sends the bucket (none: pruned away)."""
 
     words: int
-    kept: Optional[np.ndarray] = None  # a pruned model's kept buckets (int64), sorted
+    kept: Optional[np.ndarray] = None  # a pruned model's kept buckets (int64; a later pair wins)
     kept_rows: Optional[np.ndarray] = None  # their rows (int64)
 
 
@@ -164,7 +164,6 @@ def _bucket_rows(path: str, bucket: int, nwords: int, pruned: Optional[np.ndarra
                              "buckets)")
         return BucketRows(nwords)
     pruned = pruned[(pruned[:, 0] >= 0) & (pruned[:, 0] < bucket)]
-    pruned = pruned[np.argsort(pruned[:, 0], kind="stable")]
     targets = nwords + pruned[:, 1].astype(np.int64)
     if len(targets) and (targets.min() < nwords or targets.max() >= rows):
         raise LaserError(f"{path}: not a fastText model file (its n-gram rows lie outside "
