@@ -2,9 +2,10 @@
 a head and two worker nodes of one CPU each), every stage's shard tasks on it, a worker node
 removed while a stage runs: the output equals the single-process output with one BLAS thread.
 From precomputed embeddings (the node lost in the k-NN, exact and approximate), and from raw
-text in compressed files with duplicates across them, split, unified, embedded with the shipped
-model (the node lost in the embedding) and mined with provenance and --lid-filter; a re-run
-after the loss computes only the shard then removed.
+text in compressed files with duplicates across them, split and unified by tasks (one a file,
+one a key partition), embedded with the shipped model (the node lost in the embedding, its task
+retried) and mined with provenance and --lid-filter; a re-run after the loss computes only the
+shard then removed.
 
 The cluster runs in a child process (this file run as a script), apart from the local runtime
 the other distributed tests share."""
@@ -231,6 +232,11 @@ def test_raw_text_on_a_cluster_with_a_node_lost_while_embedding_writes_the_one_p
     ran_on = {record["node"] for record in seen["embedded"].values()}
     assert len(ran_on) > 1 and ran_on <= set(seen["nodes"]), "not embedded on the cluster"
     assert seen["recomputed"] == ["embeddings-000003.npy"]
+    split = json.loads((tmp_path / "stages" / "src-split" / "manifest.json").read_text())["done"]
+    assert sorted(name for name in split if name.startswith("read-")) == [
+        f"read-{index:06d}" for index in range(4)]  # one task a file
+    assert sum(name.startswith("resolve-") for name in split) == 16  # one a partition
+    assert {record["node"] for record in split.values()} <= set(seen["nodes"])
 
 
 if __name__ == "__main__":
