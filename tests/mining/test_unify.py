@@ -74,8 +74,8 @@ def test_a_side_grouped_by_parts_gives_the_sentences_of_one_pass(tmp_path, memor
     for part, output in enumerate(resolved):
         resolve_partition([(f"{prefix}part-{part:x}", start)
                            for prefix, start in zip(prefixes, cuts)], output, options)
-    unified = number_lines([(f"{prefix}chunk-first", start) for prefix, start in zip(prefixes, cuts)],
-                           resolved, len(lines), options, str(tmp_path))
+    chunk_firsts = [(f"{prefix}chunk-first", start) for prefix, start in zip(prefixes, cuts)]
+    unified = number_lines(chunk_firsts, resolved, len(lines), options, str(tmp_path))
     for got, want in zip((unified.line_sentence, unified.first_line, unified.last_line),
                          reference(lines, key)):
         assert np.array_equal(got, want)
