@@ -138,9 +138,8 @@ def number_lines(chunk_firsts: Sequence[tuple[str, int]], resolved: Sequence[str
         grouping.lines = lines
         with open(grouping.path("chunk-first"), "wb") as out:
             for path, offset in chunk_firsts:
-                with open(path, "rb") as f:
-                    for data in iter(lambda: f.read(options.memory // 2 // 8 * 8), b""):
-                        out.write((np.frombuffer(data, dtype=LINE) + offset).tobytes())
+                for block in _blocks(path, options.memory // 2, LINE):
+                    out.write((block + offset).tobytes())
         return grouping.finish(resolved)
 
 
