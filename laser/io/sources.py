@@ -84,7 +84,8 @@ def absolute_spec(spec: str) -> str:
 
 def check_input(spec: str) -> None:
     """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
-    @LIST) before any work; pipes and FIFOs are fine."""
+    @LIST), or a file named as compressed that is not, before any work; pipes and FIFOs are
+    fine (left unread)."""
     for path in expand(spec):
         _check_file(path)
 
@@ -102,6 +103,9 @@ def _check_file(path: str) -> None:
         raise LaserError(f"{path}: is a directory, not a text file")
     if not os.access(path, os.R_OK):
         raise LaserError(f"{path}: permission denied")
+    if stat.S_ISREG(mode):
+        with _opened(path) as raw:
+            compression_of(path, _head(raw))
 
 
 def display_name(path: str) -> str:
