@@ -8,6 +8,7 @@ the share of planted pairs found.
     python bench/mine_scale.py --lines 250000 1000000 --work-dir --ray local   # driver and workers
     python bench/mine_scale.py --cost-model --fit staged       # units refitted on the staged runs
     python bench/mine_scale.py --raw-text ../shared/data/corpus/train/fra-eng.tsv.gz --lines 4000
+    python bench/mine_scale.py --raw-corpus ../shared/data/corpus/train --lines 1000000
 
 Each side has N lines of 576-d float16 embeddings (the shipped model's width), written once
 (streamed) by bench/mine_speed.py's generator into bench/out/ (git-ignored) and reused: half the
@@ -36,12 +37,27 @@ keeps the k-means training (nlist^2) 4 x cheaper (docs/search-and-mining.md, "Mi
 corpus (source column against the target column shuffled): language ID, dedup and embedding rates
 with the shipped model, then `laser mine` of the embeddings, each stage by itself, and the
 extrapolation of each stage's rate to 1M lines a side.
+
+`--raw-corpus DIR` (xxx-eng.tsv.gz files, FOREIGN<TAB>ENGLISH) assembles a web-like crawl of
+`--lines` lines a side under bench/out/mine_scale/crawl-N/ (once; reused), streamed and
+shuffled through 64 shards a side in 4 folders, gzip, xz, zstd and bzip2 in turn: a "French
+crawl" (a quarter of it the French side of fra-eng, at most all of it; a quarter repeats of its
+lines, for dedup; the rest other languages' foreign lines, for the language filter) given as a
+directory, and an "English crawl" (the English of those pairs, then of the other pairs, then
+repeats) given as @LIST. Then one command as users run it, under `nice -n 10` and the sampler:
+`laser mine SRC @LIST --src-lang fr --trg-lang en --unify --lid-filter --provenance --work-dir W
+--index .. --nprobe ..` (the index as `--scaled` picks it for the larger side's distinct lines),
+with each stage's wall and CPU time from W's manifests, the lines left after dedup, the pairs
+dropped by --lid-filter and the fra-eng pairs found among the output. The cost model then
+takes embedding (per sentence embedded) and dedup (per line) from the largest such run.
 """
 from __future__ import annotations
 
 import argparse
+import bz2
 import gzip
 import json
+import lzma
 import math
 import os
 import shutil
@@ -431,6 +447,206 @@ def raw_text(corpus: str, lines: int, src_lang: str, trg_lang: str) -> dict:
     return stages
 
 
+# --- a raw crawl: many compressed shards a side ------------------------------------------
+
+PIVOT = "fra-eng.tsv.gz"  # its French side is the source crawl's French, its pairs the gold
+CRAWL_SHARDS, CRAWL_FOLDERS = 64, 4  # files a side, in this many folders
+CODECS = (".gz", ".xz", ".zst", ".bz2")
+CRAWL_SEED = 62
+
+
+@dataclass(frozen=True)
+class CrawlPlan:
+    """What a crawl of `lines` lines a side takes from the corpus: for each file (the pivot
+    first), its first `take` pairs give their foreign line to the source side and their English
+    to the target; the next `pad` pairs their English only. Each side is then filled to
+    `lines` with repeats of its own lines."""
+
+    lines: int
+    files: tuple[str, ...]
+    take: tuple[int, ...]
+    pad: tuple[int, ...]
+
+    @property
+    def french(self) -> int:
+        return self.take[0]
+
+    def repeats(self, side: str) -> int:
+        return self.lines - sum(self.take) - (sum(self.pad) if side == "english" else 0)
+
+
+def _gz_lines(path: str) -> int:
+    with gzip.open(path, "rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 22), b""))
+
+
+def _shares(total: int, sizes: list[int]) -> list[int]:
+    """`total` split in proportion to `sizes` (largest remainders first)."""
+    exact = np.array(sizes, dtype=np.float64) * total / max(sum(sizes), 1)
+    shares = np.floor(exact).astype(np.int64)
+    shares[np.argsort(shares - exact, kind="stable")[:total - int(shares.sum())]] += 1
+    return shares.tolist()
+
+
+def crawl_plan(corpus: Path, lines: int) -> CrawlPlan:
+    """A quarter of the source side French (at most all of the pivot's lines), a quarter
+    repeats, the rest other languages' foreign lines in proportion to their files; the target
+    side the English of those pairs, then of the other pairs in the same proportion."""
+    files = sorted(corpus.glob("*-eng.tsv.gz"), key=lambda path: (path.name != PIVOT, path.name))
+    if not files or files[0].name != PIVOT:
+        raise SystemExit(f"{corpus}: no {PIVOT}")
+    sizes = [_gz_lines(str(path)) for path in files]
+    french = min(sizes[0], lines // 4)
+    others = lines - french - lines // 4
+    if others > sum(sizes[1:]):
+        raise SystemExit(f"{corpus}: {sum(sizes[1:]):,} foreign lines, {others:,} needed")
+    take = [french] + _shares(others, sizes[1:])
+    left = [size - taken for size, taken in zip(sizes, take)]
+    pad = _shares(min(lines - sum(take), sum(left)), left)
+    return CrawlPlan(lines, tuple(map(str, files)), tuple(take), tuple(pad))
+
+
+def open_compressed(path: Path):
+    """A text file written compressed as its suffix says."""
+    from laser.io.sources import zstd_module
+    openers = {".gz": lambda: gzip.open(path, "wt", encoding="utf-8"),
+               ".xz": lambda: lzma.open(path, "wt", encoding="utf-8", preset=1),
+               ".zst": lambda: zstd_module().open(path, "wt", encoding="utf-8"),
+               ".bz2": lambda: bz2.open(path, "wt", encoding="utf-8")}
+    return openers[path.suffix]()
+
+
+class ShuffledShards:
+    """Lines scattered at random over CRAWL_SHARDS temporary files, each line repeated as drawn
+    beforehand, then each file shuffled in memory (1 / CRAWL_SHARDS of the side) and written
+    compressed, the codecs taking turns: a seeded shuffle that never holds the side."""
+
+    def __init__(self, folder: Path, pool: int, repeats: int, seed: int):
+        self.folder, self.rng = folder, np.random.default_rng(seed)
+        self.copies = 1 + np.bincount(self.rng.integers(0, pool, repeats), minlength=pool)
+        self.buckets = self.rng.integers(0, CRAWL_SHARDS, int(self.copies.sum()))
+        folder.mkdir(parents=True)
+        self.parts = [open(folder / f".part-{b:03d}", "w", encoding="utf-8")
+                      for b in range(CRAWL_SHARDS)]
+        self.added = self.written = 0
+        self.keys = np.empty(len(self.buckets), dtype=np.int64)  # hash() of each line: distinct
+
+    def add(self, line: str) -> None:
+        for _ in range(self.copies[self.added]):
+            self.parts[self.buckets[self.written]].write(line + "\n")
+            self.keys[self.written] = hash(line)
+            self.written += 1
+        self.added += 1
+
+    def close(self) -> tuple[list[str], int]:
+        """The shards written (relative to the folder) and the distinct lines of the side."""
+        shards = []
+        for number, part in enumerate(self.parts):
+            part.close()
+            with open(part.name, encoding="utf-8") as f:
+                lines = f.readlines()
+            folder = f"{number * CRAWL_FOLDERS // CRAWL_SHARDS:02d}"
+            name = Path(folder) / f"crawl-{number:03d}.txt{CODECS[number % len(CODECS)]}"
+            (self.folder / name.parent).mkdir(exist_ok=True)
+            with open_compressed(self.folder / name) as f:
+                f.writelines(lines[i] for i in self.rng.permutation(len(lines)))
+            os.remove(part.name)
+            shards.append(str(name))
+        return shards, len(np.unique(self.keys))
+
+
+def assemble_crawl(corpus: Path, lines: int) -> dict:
+    """The two sides of a raw crawl of `lines` lines under bench/out/ (once; reused): the
+    "French crawl" as a directory of shards, the "English crawl" as @LIST of its shards."""
+    folder = OUT / f"crawl-{lines}"
+    record = folder / "crawl.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    plan = crawl_plan(corpus, lines)
+    src = ShuffledShards(folder / "french", sum(plan.take), plan.repeats("french"), CRAWL_SEED)
+    trg = ShuffledShards(folder / "english", sum(plan.take) + sum(plan.pad),
+                         plan.repeats("english"), CRAWL_SEED + 1)
+    for path, take, pad in zip(plan.files, plan.take, plan.pad):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for number, line in zip(range(take + pad), f):
+                foreign, english = line.rstrip("\n").split("\t")[:2]
+                if number < take:
+                    src.add(foreign)
+                trg.add(english)
+    (src_shards, src_distinct), (trg_shards, trg_distinct) = src.close(), trg.close()
+    (folder / "english.list").write_text("".join(f"english/{name}\n" for name in trg_shards))
+    crawl = {"lines a side": lines, "corpus": str(corpus), "french lines": plan.french,
+             "other languages' lines": sum(plan.take) - plan.french,
+             "source repeats": plan.repeats("french"), "target repeats": plan.repeats("english"),
+             "distinct source lines": src_distinct, "distinct target lines": trg_distinct,
+             "files a side": len(src_shards), "src": str(folder / "french"),
+             "trg": "@" + str(folder / "english.list"),
+             "bytes": _disk_bytes(folder), "seconds": round(time.perf_counter() - started)}
+    record.write_text(json.dumps(crawl, indent=1))
+    print(f"crawl of {lines:,} lines a side ready in {crawl['seconds']} s", file=sys.stderr)
+    return crawl
+
+
+def gold_found(mined_tsv: Path, corpus: Path, french: int) -> dict:
+    """Gold pairs (the distinct pairs of the pivot's first `french` lines) in the output, and
+    how many there are; a line pairs once, so at most one per distinct English line."""
+    with gzip.open(corpus / PIVOT, "rt", encoding="utf-8") as f:
+        gold = {tuple(line.rstrip("\n").split("\t")[:2]) for _, line in zip(range(french), f)}
+    with open(mined_tsv, encoding="utf-8") as f:
+        found = {pair for pair in (tuple(line.rstrip("\n").split("\t")[1:3]) for line in f)
+                 if pair in gold}
+    return {"gold pairs found": len(found), "gold pairs": len(gold),
+            "their distinct English lines": len({english for _, english in gold})}
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 24), b""))
+
+
+def raw_crawl(corpus: Path, lines: int, nprobe: int) -> dict:
+    """`laser mine` of the crawl in one command, from raw shards to pairs, as users run it."""
+    from laser.distributed.mine_tasks import PAIR
+    crawl = assemble_crawl(corpus, lines)
+    index = scaled_index(max(crawl["distinct source lines"], crawl["distinct target lines"]))
+    folder = OUT / f"crawl-{lines}" / "mined"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    output, work_dir = folder / "mined.tsv", folder / "W"
+    command = [*laser_command(), "mine", crawl["src"], crawl["trg"], "--src-lang", "fr",
+               "--trg-lang", "en", "--unify", "--lid-filter", "--provenance",
+               "--work-dir", str(work_dir), "--index", index, "--nprobe", str(nprobe),
+               "-o", str(output)]
+    seconds, samples = sampled_run(command, work_dir)
+    stages = stage_seconds(work_dir)
+    retrieved = (work_dir / "retrieve" / "pairs.bin").stat().st_size // PAIR.itemsize
+    pairs = _count_lines(output)
+    mib = 2 ** 20
+    return {"lines a side": lines, "index": index, "nprobe": nprobe, "wall": round(seconds, 1),
+            "cpu": round(samples.cpu_seconds, 1), "stages": stages,
+            "outside the stages (writing, --lid-filter)": {
+                "wall": round(seconds - sum(stage["wall"] for stage in stages.values()), 1),
+                "cpu": round(samples.cpu_seconds
+                             - sum(stage["cpu"] for stage in stages.values()), 1)},
+            "driver peak RssAnon MiB": round(samples.driver_anon / mib),
+            "tree peak RssAnon MiB": round(samples.tree_anon / mib),
+            "work dir peak MiB": round(samples.disk / mib),
+            "lines after dedup": {side: _sentences(work_dir / f"{side}-split")
+                                  for side in ("src", "trg")},
+            "pairs retrieved": retrieved, "pairs written": pairs,
+            "pairs dropped by --lid-filter": retrieved - pairs,
+            **gold_found(output, corpus, crawl["french lines"]), "crawl": crawl,
+            "command": " ".join(command[2:]), "load": round(os.getloadavg()[1], 2),
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+def _sentences(split: Path) -> dict:
+    """Lines and distinct sentences of a side, as its split stage recorded them."""
+    record = json.loads((split / "split.json").read_text())
+    return {"lines": record["lines"], "sentences": record["sentences"]}
+
+
 # --- the cost model -----------------------------------------------------------------------
 
 K, REFINE = 4, 4
@@ -476,6 +692,26 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
             key = next(key for key in many if key.startswith(stage))
             costs[name] = (many[key]["cpu"] - few[key]["cpu"]) / extra
     return costs
+
+
+def crawl_rates(costs: dict) -> dict:
+    """Embedding and dedup measured on the largest raw crawl (`--raw-corpus`), where one ran:
+    the embed stages' CPU per sentence embedded (the lines left after dedup), and the split
+    stages' (decompressing, reading, --unify) per line of either side."""
+    path = OUT / "raw-crawl.jsonl"
+    runs = [json.loads(line) for line in open(path)] if path.exists() else []
+    runs = [run for run in runs if run["lines a side"] >= FIT_AT_LEAST]
+    if not runs:
+        return costs
+    run = max(runs, key=lambda run: run["lines a side"])
+    stages, kept = run["stages"], run["lines after dedup"]
+    embedded = kept["src"]["sentences"] + kept["trg"]["sentences"]
+    print(f"embedding and dedup per line from the raw crawl of {run['lines a side']:,} lines "
+          "a side (raw-crawl.jsonl)")
+    return {**costs,
+            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"]) / embedded,
+            "dedup per line": (stages["src-split"]["cpu"] + stages["trg-split"]["cpu"])
+            / (2 * run["lines a side"])}
 
 
 STAGED = "command --work-dir"
@@ -569,7 +805,7 @@ def print_cost_model(machines: list[int], cores: int, indexes: list[str], nprobe
             if row["how"] == "stages in one process" and row["lines"] >= FIT_AT_LEAST]
     raw_path = OUT / "raw-text.jsonl"
     raw = [json.loads(line) for line in open(raw_path)] if raw_path.exists() else []
-    costs = unit_costs(rows, raw)
+    costs = crawl_rates(unit_costs(rows, raw))
     staged = [row for row in recorded if row["how"] == STAGED and row["lines"] >= FIT_AT_LEAST]
     if fit == "staged":
         latest = {row["lines"]: row for row in staged}  # the last run of each size
@@ -669,6 +905,9 @@ def main() -> None:
                         help="laser mine --ray ADDRESS (e.g. local): workers sampled too")
     parser.add_argument("--raw-text", metavar="TSV_GZ",
                         help="time raw text to pairs on the first --lines pairs of this corpus")
+    parser.add_argument("--raw-corpus", metavar="CORPUS_DIR", type=Path,
+                        help="mine a crawl of --lines lines a side, many compressed shards "
+                             "assembled from this corpus (xxx-eng.tsv.gz), in one command")
     parser.add_argument("--langs", nargs=2, default=["fr", "en"], metavar=("SRC", "TRG"))
     parser.add_argument("--cost-model", action="store_true",
                         help="print the 1B x 1B cost model from the runs recorded so far")
@@ -683,6 +922,13 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     if args.cost_model:
         print_cost_model(args.machines, args.cores, args.model_index, args.nprobe, args.fit)
+        return
+    if args.raw_corpus:
+        for lines in args.lines:
+            result = raw_crawl(args.raw_corpus, lines, args.nprobe)
+            print(json.dumps(result, indent=1))
+            with open(OUT / "raw-crawl.jsonl", "a") as f:
+                f.write(json.dumps(result) + "\n")
         return
     if args.raw_text:
         for lines in args.lines:
