@@ -41,8 +41,9 @@ CLIENTS := .venv-clients
 install: $(STAMP)
 
 # fastBPE's sdist only builds from its .pyx when Cython is already present and
-# pip does not isolate the build, so Cython goes in first.
-$(STAMP): setup.py requirements.txt
+# pip does not isolate the build, so Cython goes in first. The editable install builds laser
+# lid's C kernel in place, again when its source changes.
+$(STAMP): setup.py requirements.txt laser/lid/_features.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip setuptools wheel Cython
 	$(BIN)/pip install -r requirements.txt

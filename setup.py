@@ -1,8 +1,9 @@
 """Packaging for laser: LASER-style multilingual sentence embeddings, search and bitext mining."""
 import shutil
+import sys
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).parent
@@ -24,6 +25,12 @@ class BuildWithDefaultModel(build_py):
         for source in sorted(SHIPPED_MODEL.iterdir()):
             if source.is_file():
                 shutil.copy2(source, target / source.name)
+
+
+# laser lid's kernel: fastText's per-line features in plain C (the CPython API only), built with
+# the package; the wheel is then platform-specific.
+FEATURES = Extension("laser.lid._features", ["laser/lid/_features.c"],
+                     extra_compile_args=[] if sys.platform == "win32" else ["-O3"])
 
 VERSION = {}
 exec((HERE / "laser" / "version.py").read_text(), VERSION)
@@ -82,6 +89,7 @@ setup(
         "test": ["pytest>=8", "requests>=2.31", "openai>=1.0", "selenium>=4.20",
                  "schemathesis>=4.30", "fasttext-predict>=0.9.2.4"],
     },
+    ext_modules=[FEATURES],
     cmdclass={"build_py": BuildWithDefaultModel},
     entry_points={"console_scripts": ["laser=laser.cli:main"]},
     classifiers=[

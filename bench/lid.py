@@ -23,7 +23,7 @@ Speed: each identifier in this process on one core (lines/s over the corpus dev 
 `laser lid` end to end as a subprocess on 100,000 dev lines (cycled): lines per second of wall
 time and per second of CPU time (user + system of the process: lines/s per core), side by side
 with the baseline: the same model through fasttext-predict (fastText's own C++ prediction, which
-laser lid used before its numpy predictor), one line at a time, in a process that reads the
+laser lid used before its own predictor), one line at a time, in a process that reads the
 file and writes the same output (without laser lid's input checks). One BLAS thread.
 
     bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
@@ -58,9 +58,6 @@ SPEED_LINES = 100_000
 # Old or regional codes the packages still print, as ISO 639-1.
 OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
              "zh-hans": "zh"}
-# ISO 639-1 codes of individual languages that laser/data/iso639.txt files under their
-# macrolanguage's code (`no`) instead.
-INDIVIDUAL_639_1 = {"nb": "nob", "nn": "nno"}
 
 Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
 
@@ -75,7 +72,6 @@ def iso3_of(code: str, known: set[str]) -> str:
     macrolanguage where it has one (`ms` is Malay, not Minangkabau), a macrolanguage as its
     usual member unless the sets have the macrolanguage itself (`ar` -> arb, `zh` -> zho)."""
     code = package_code(code)
-    code = INDIVIDUAL_639_1.get(code, code)
     if len(code) == 2:
         threes = members(code)
         code = next((three for three in threes if three in MACROLANGUAGES),
@@ -101,7 +97,7 @@ def package_view(codes: set[str], known: set[str]) -> dict[str, str]:
     named = {iso3_of(code, known) for code in codes}
     view = {}
     for code in codes:
-        code = INDIVIDUAL_639_1.get(package_code(code), package_code(code))
+        code = package_code(code)
         group = (code if len(code) == 2 else iso_table().get(code, "")
                  if code in MACROLANGUAGES else "")
         for member in members(group) if group else []:
@@ -231,9 +227,9 @@ def laser_lid_speed(command: list[str], sets: dict) -> tuple[float, float]:
 
 
 def lid_commands(laser: list[str], lid_model: Optional[str]) -> dict[str, list[str]]:
-    """The two ways `laser lid` is timed: laser's numpy predictor, and the baseline."""
+    """The two ways `laser lid` is timed: laser's own predictor, and the baseline."""
     model = lid_model or str(shipped_model_path())
-    return {"laser lid (laser's numpy predictor)":
+    return {"laser lid (laser's C kernel and numpy)":
             [*laser, "lid", "IN", "-o", "OUT", "--lid-model", model, "-q"],
             "baseline: fasttext-predict, one line at a time":
             [sys.executable, __file__, "--fasttext-predict-lid", model, "IN", "OUT"]}

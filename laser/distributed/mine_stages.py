@@ -17,12 +17,16 @@ from ..io.atomic import atomic_text_output
 from ..io.embeddings import open_embeddings
 from ..search.inputs import EmbeddingSource
 from ..search.vectors import check_same_dim
-from ..mining.corpus import Corpus, check_side_input, corpus_vectors
+from ..mining.corpus import Corpus, check_not_empty, check_side_input, corpus_vectors
 from ..mining.mine import MineOptions
 from ..mining.retrieval import CHUNK_PAIRS, Pairs
+from ..io.sources import expand
+from ..mining.unify import FANOUT_BITS
 from .mine_tasks import (ApproximateShard, EmbedShard, ExactShard, MarginShard, MergeBackward,
-                     MergeRuns, PopulateIndex, RunShard, ScoreLines, SearchLines,
-                     SideVectors, SplitSide, SplitSideFiles, TrainIndex, read_pairs)
+                         MergeRuns, NumberLines, PopulateIndex, ReadFile, RecordSplit,
+                         ResolvePartition, RunShard, ScoreLines, SearchLines, SideVectors,
+                         SplitPlan, SplitSideFiles, TrainIndex, WriteTextShard, read_pairs,
+                         text_shard_pieces)
 from .work import EncoderSpec
 from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
 
@@ -89,9 +93,49 @@ class StagedMine:
     def split(self, side: str, spec: str, corpus: CorpusOptions) -> tuple[Stage, SplitSideFiles]:
         stage = self.stage(f"{side}-split", {"input": fingerprint(spec), **asdict(corpus),
                                              "shard_lines": self.work.shard_lines})
-        self.run(stage, [SplitSide("split", spec, str(stage.directory), self.work.shard_lines,
-                                   corpus.unify, corpus.legacy_line_map, corpus.unify_by)])
+        plan = SplitPlan(str(stage.directory), self.work.shard_lines, corpus.unify,
+                         corpus.legacy_line_map, corpus.unify_by)
+        if not stage.is_done(RecordSplit("record", {}, plan.directory, ())):
+            self._split(stage, spec, plan)
         return stage, SplitSideFiles.read(str(stage.directory))
+
+    def _split(self, stage: Stage, spec: str, plan: SplitPlan) -> None:
+        """Split a side by tasks: read each file (its lines grouped into partitions with
+        --unify), resolve each partition over the files, number the sentences, write the text
+        shards, then the record."""
+        paths = expand(spec)
+        reads = [ReadFile(f"read-{index:06d}", path, plan.part(index), plan)
+                 for index, path in enumerate(paths)]
+        self.run(stage, reads)
+        lines = [stage.done[task.name]["lines"] for task in reads]
+        starts = np.cumsum([0] + lines).tolist()
+        check_not_empty(spec, starts[-1])
+        resolves = [ResolvePartition(f"resolve-{part:x}",
+                                     tuple((f"{task.prefix}part-{part:x}", start)
+                                           for task, start in zip(reads, starts)),
+                                     plan.path(f"resolved-{part:x}"), plan)
+                    for part in range(1 << FANOUT_BITS)] if plan.grouped else []
+        self.run(stage, resolves)
+        number = NumberLines("number", tuple((f"{task.prefix}chunk-first", start)
+                                             for task, start in zip(reads, starts)),
+                             tuple(task.output for task in resolves), starts[-1], plan)
+        self.run(stage, [number])
+        texts = [WriteTextShard(f"text-{index:06d}", pieces, index, plan.directory)
+                 for index, pieces in enumerate(text_shard_pieces(
+                     [task.prefix for task in reads], lines, plan.shard_lines))]
+        self.run(stage, texts)
+        shards = [{key: stage.done[task.name][key] for key in ("lines", "size", "digest")}
+                  for task in texts]
+        record = {"spec": spec, "lines": starts[-1],
+                  "sentences": stage.done[number.name]["sentences"],
+                  "files": [path for path, count in zip(paths, lines) if count],
+                  "file_starts": [start for start, count in zip(starts, lines) if count],
+                  "shards": shards}
+        scratch = [path for task in reads
+                   for path in (*task.outputs(), *(f"{task.prefix}part-{part:x}"
+                                                   for part in range(1 << FANOUT_BITS)))]
+        self.run(stage, [RecordSplit("record", record, plan.directory,
+                                     tuple(scratch + [task.output for task in resolves]))])
 
     def vectors(self, side: str, source: EmbeddingSource, spec: Optional[EncoderSpec],
                 split: Stage, files: SplitSideFiles) -> tuple[str, SideVectors]:

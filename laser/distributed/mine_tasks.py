@@ -24,11 +24,12 @@ from ..search.approximate import ApproximateSearch, check_found, rescored
 from ..search.exact import exact_knn, merge_neighbours
 from ..search.index import add_rows, search, trained_index
 from ..search.vectors import Neighbours, Vectors
-from ..mining.corpus import Corpus, scan_corpus
+from ..io.sources import file_lines
+from ..mining.corpus import Corpus, corpus_arrays
 from ..mining.margins import Candidates, margin
 from ..mining.retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
                         new_candidates, pairs_of)
-from ..mining.unify import UnifyOptions
+from ..mining.unify import UnifyOptions, number_lines, partition_lines, resolve_partition
 from .shards import Shard, content_digest
 from .work import EncoderSpec, ShardJob, embed_shard
 from .workdir import checked_file
@@ -70,40 +71,30 @@ class OneOutput:
 
 # -- split ------------------------------------------------------------------------------------
 
-class _TextShards:
-    """Writes the lines passing through `tee` into plain UTF-8 shards of `shard_lines` lines,
-    with the byte offset of every line (text-NNNNNN.txt, offsets-NNNNNN.npy)."""
+@dataclass(frozen=True)
+class SplitPlan:
+    """How a side is split: into `directory`, text shards of `shard_lines` lines, its lines
+    grouped into sentences with --unify (by `unify_key`) or for the legacy line map."""
 
-    def __init__(self, directory: str, shard_lines: int):
-        self.directory, self.shard_lines = directory, shard_lines
-        self.shards: list[dict] = []
+    directory: str
+    shard_lines: int
+    unify: bool = False
+    legacy_line_map: bool = False
+    unify_key: str = "line"
 
-    def tee(self, lines: Iterator[str]) -> Iterator[str]:
-        out, offsets, digest = None, [], content_digest()
-        for text in lines:
-            if out is None:
-                out, offsets, digest = self._open(), [0], content_digest()
-            data = text.encode("utf-8") + b"\n"
-            out.write(data)
-            digest.update(data)
-            offsets.append(offsets[-1] + len(data))
-            if len(offsets) > self.shard_lines:
-                self._close(out, offsets, digest)
-                out = None
-            yield text
-        if out is not None:
-            self._close(out, offsets, digest)
+    @property
+    def grouped(self) -> bool:
+        return self.unify or self.legacy_line_map
 
-    def _open(self):
-        return open(text_path(self.directory, len(self.shards)) + ".tmp", "wb")
+    def unify_options(self) -> UnifyOptions:
+        return UnifyOptions(self.unify_key if self.unify else "line")
 
-    def _close(self, out, offsets: list[int], digest) -> None:
-        out.close()
-        index = len(self.shards)
-        os.replace(out.name, text_path(self.directory, index))
-        save_array(offsets_path(self.directory, index), np.array(offsets, dtype=np.int64))
-        self.shards.append({"lines": len(offsets) - 1, "size": offsets[-1],
-                            "digest": digest.hexdigest()})
+    def path(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+    def part(self, index: int) -> str:
+        """The prefix of the files the split makes of the side's file `index`."""
+        return self.path(f"file-{index:06d}.")
 
 
 def text_path(directory: str, index: int) -> str:
@@ -114,41 +105,167 @@ def offsets_path(directory: str, index: int) -> str:
     return os.path.join(directory, f"offsets-{index:06d}.npy")
 
 
+class _PlainText:
+    """Writes the lines passing through `tee` to PREFIXtxt as UTF-8 and the byte offset of each
+    line, and of the end, to PREFIXoffsets (raw int64)."""
+
+    def __init__(self, prefix: str):
+        self.prefix, self.size = prefix, 0
+
+    def tee(self, lines: Iterator[str]) -> Iterator[str]:
+        offsets = [0]
+        with open(f"{self.prefix}txt.tmp", "wb") as text, \
+                open(f"{self.prefix}offsets.tmp", "wb") as ends:
+            for line in lines:
+                data = line.encode("utf-8") + b"\n"
+                text.write(data)
+                offsets.append(offsets[-1] + len(data))
+                if len(offsets) > LINES_AT_ONCE:
+                    ends.write(np.array(offsets[:-1], dtype=np.int64).tobytes())
+                    offsets = offsets[-1:]
+                yield line
+            ends.write(np.array(offsets, dtype=np.int64).tobytes())
+        self.size = offsets[-1]
+        for part in ("txt", "offsets"):
+            os.replace(f"{self.prefix}{part}.tmp", f"{self.prefix}{part}")
+
+
 @dataclass(frozen=True)
-class SplitSide:
-    """Read a side once: its text shards, its files and where each starts, and the sentence of
-    each line, the first line and the embedding row of each sentence (--unify, or the legacy
-    line map; else the lines themselves)."""
+class ReadFile:
+    """Read one file of a side (decompressing): its lines as plain text with their offsets,
+    and for --unify its lines grouped into partition files (`partition_lines`)."""
 
     name: str
-    spec: str
+    path: str
+    prefix: str
+    plan: SplitPlan
+
+    def outputs(self) -> list[str]:
+        return [f"{self.prefix}{part}" for part in
+                ("txt", "offsets", *(("chunk-first",) if self.plan.grouped else ()))]
+
+    def run(self) -> dict:
+        text = _PlainText(self.prefix)
+        lines = text.tee(file_lines(self.path))
+        if self.plan.grouped:
+            count = partition_lines(lines, self.plan.unify_options(), self.prefix)
+        else:
+            count = sum(1 for _ in lines)
+        return {"lines": count, "size": text.size}
+
+
+@dataclass(frozen=True)
+class ResolvePartition(OneOutput):
+    """One partition of a side's keys over all its files (`resolve_partition`): `parts` are each
+    file's partition file with the file's first line."""
+
+    name: str
+    parts: tuple[tuple[str, int], ...]
+    output: str
+    plan: SplitPlan
+
+    def run(self) -> dict:
+        return {"groups": resolve_partition(self.parts, self.output, self.plan.unify_options())}
+
+
+@dataclass(frozen=True)
+class NumberLines:
+    """The sentence of each line, the first line and the embedding row of each sentence
+    (`number_lines` with --unify or the legacy line map, else the lines themselves)."""
+
+    name: str
+    chunk_firsts: tuple[tuple[str, int], ...]
+    resolved: tuple[str, ...]
+    lines: int
+    plan: SplitPlan
+
+    def outputs(self) -> list[str]:
+        return [self.plan.path(f"{array}.npy") for array in CORPUS_ARRAYS]
+
+    def run(self) -> dict:
+        unified = (number_lines(self.chunk_firsts, self.resolved, self.lines,
+                                self.plan.unify_options(), self.plan.directory)
+                   if self.plan.grouped else None)
+        arrays = corpus_arrays(unified, self.plan.unify, self.lines)
+        for path, array in zip(self.outputs(), arrays):
+            save_array(path, array)
+        return {"sentences": len(arrays[1])}
+
+
+@dataclass(frozen=True)
+class WriteTextShard:
+    """Text shard `index`: `pieces` (each a file's plain text prefix and a range of its lines)
+    copied into text-NNNNNN.txt, with the byte offset of each line (offsets-NNNNNN.npy)."""
+
+    name: str
+    pieces: tuple[tuple[str, int, int], ...]
+    index: int
     directory: str
-    shard_lines: int
-    unify: bool = False
-    legacy_line_map: bool = False
-    unify_key: str = "line"
+
+    def outputs(self) -> list[str]:
+        return [text_path(self.directory, self.index), offsets_path(self.directory, self.index)]
+
+    def run(self) -> dict:
+        chunks, offsets, digest = [], [np.zeros(1, dtype=np.int64)], content_digest()
+        for prefix, start, stop in self.pieces:
+            ends = np.fromfile(checked_file(f"{prefix}offsets"), dtype=np.int64,
+                               count=stop - start + 1, offset=8 * start)
+            with open(checked_file(f"{prefix}txt"), "rb") as f:
+                f.seek(int(ends[0]))
+                chunks.append(f.read(int(ends[-1] - ends[0])))
+            digest.update(chunks[-1])
+            offsets.append(ends[1:] - ends[0] + offsets[-1][-1])
+        data = b"".join(chunks)
+
+        def write(tmp: str) -> None:
+            with open(tmp, "wb") as out:
+                out.write(data)
+        replace_atomically(text_path(self.directory, self.index), write)
+        save_array(offsets_path(self.directory, self.index), np.concatenate(offsets))
+        return {"lines": int(sum(stop - start for _, start, stop in self.pieces)),
+                "size": len(data), "digest": digest.hexdigest()}
+
+
+@dataclass(frozen=True)
+class RecordSplit:
+    """The split record of a side (split.json: its files, where each starts, its text shards),
+    then the files the split worked with (`scratch`) removed."""
+
+    name: str
+    record: dict
+    directory: str
+    scratch: tuple[str, ...]
 
     def outputs(self) -> list[str]:
         return [os.path.join(self.directory, SPLIT)]
 
     def run(self) -> dict:
-        shards = _TextShards(self.directory, self.shard_lines)
-        corpus = scan_corpus(self.spec, self.unify, self.legacy_line_map,
-                             UnifyOptions(self.unify_key), self.directory, tee=shards.tee)
-        for array in CORPUS_ARRAYS:
-            save_array(os.path.join(self.directory, f"{array}.npy"), getattr(corpus, array))
-        record = {"spec": self.spec, "lines": corpus.lines, "sentences": corpus.sentences,
-                  "files": list(corpus.files), "file_starts": corpus.file_starts.tolist(),
-                  "shards": shards.shards}
         with atomic_text_output(self.outputs()[0]) as out:
-            json.dump(record, out)
-        return {"lines": corpus.lines, "sentences": corpus.sentences,
-                "shards": len(shards.shards)}
+            json.dump(self.record, out)
+        for path in self.scratch:
+            if os.path.exists(path):
+                os.remove(path)
+        return {key: self.record[key] for key in ("lines", "sentences")}
+
+
+def text_shard_pieces(prefixes: list[str], lines: list[int], shard_lines: int
+                      ) -> list[tuple[tuple[str, int, int], ...]]:
+    """Each text shard of `shard_lines` lines of the side as pieces of its files: (prefix,
+    first line, end line) in the file."""
+    starts = np.cumsum([0] + lines)
+    shards = []
+    for first in range(0, int(starts[-1]), shard_lines):
+        last = min(first + shard_lines, int(starts[-1]))
+        shards.append(tuple(
+            (prefix, max(first, begin) - begin, min(last, end) - begin)
+            for prefix, begin, end in zip(prefixes, starts[:-1].tolist(), starts[1:].tolist())
+            if begin < end and begin < last and end > first))
+    return shards
 
 
 @dataclass(frozen=True)
 class SplitSideFiles:
-    """What `SplitSide` wrote for a side, read back."""
+    """What the split wrote for a side, read back."""
 
     directory: str
     record: dict

@@ -1,7 +1,7 @@
 """The shard tasks of `laser mine` (`laser.distributed.mine_tasks`) on Ray: each task a Ray task of
 `threads` CPUs reading and writing the shared work directory; a task lost with its node is run
-again elsewhere (the tasks are idempotent), and the driver records each finished one in its
-stage's manifest. Ray is imported inside functions only."""
+again elsewhere (the tasks are idempotent), and the driver records each finished one, with the
+node it ran on, in its stage's manifest. Ray is imported inside functions only."""
 from __future__ import annotations
 
 from typing import Callable
@@ -12,9 +12,12 @@ from .work import pin_threads
 
 
 def _run_task(task: Task, threads: int) -> tuple[dict, float]:
-    """A task in a Ray worker, its threads pinned to its CPUs."""
+    """A task in a Ray worker, its threads pinned to its CPUs; its record names the node it ran
+    on (`node`: Ray's node id)."""
+    import ray
     pin_threads(threads)
-    return timed(task)
+    record, cpu_s = timed(task)
+    return {**record, "node": ray.get_runtime_context().get_node_id()}, cpu_s
 
 
 def ray_runner(options: RayOptions) -> Runner:

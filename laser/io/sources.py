@@ -84,7 +84,8 @@ def absolute_spec(spec: str) -> str:
 
 def check_input(spec: str) -> None:
     """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
-    @LIST) before any work; pipes and FIFOs are fine."""
+    @LIST), or a file named as compressed that is not, before any work; pipes and FIFOs are
+    fine (left unread)."""
     for path in expand(spec):
         _check_file(path)
 
@@ -102,6 +103,9 @@ def _check_file(path: str) -> None:
         raise LaserError(f"{path}: is a directory, not a text file")
     if not os.access(path, os.R_OK):
         raise LaserError(f"{path}: permission denied")
+    if stat.S_ISREG(mode):
+        with _opened(path) as raw:
+            compression_of(path, _head(raw))
 
 
 def display_name(path: str) -> str:
@@ -194,6 +198,51 @@ def file_lines(path: str) -> Iterator[str]:
         except _stream_errors(kind) as error:
             what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
             raise located(name, number + 1, f"{what} ({_reason(error)})") from None
+
+
+def file_line_blocks(path: str, block_bytes: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
+    """The lines of one file (or stdin for '-') as `file_lines` reads and checks them, a block
+    of whole lines at a time: their UTF-8 bytes separated by '\\n' (none after the last), and
+    how many lines."""
+    name = display_name(path)
+    with _decompressing(path) as (stream, kind):
+        number, rest = 0, b""
+        try:
+            for block in iter(lambda: stream.read(block_bytes), b""):
+                end = block.rfind(b"\n")
+                if end < 0:
+                    rest += block
+                    continue
+                lines, rest = rest + block[:end], block[end + 1:]
+                yield _checked_block(name, lines, number + 1)
+                number += lines.count(b"\n") + 1
+        except _stream_errors(kind) as error:
+            what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
+            raise located(name, number + 1, f"{what} ({_reason(error)})") from None
+        if rest:
+            yield _checked_block(name, rest, number + 1)
+
+
+def _checked_block(name: str, lines: bytes, first_number: int) -> tuple[bytes, int]:
+    """A block of lines and how many, once checked as `decode_lines` checks each line."""
+    if b"\x00" in lines or not _is_utf8(lines):
+        for _ in decode_lines(name, lines.split(b"\n"), first_number):
+            pass  # raises the error naming the line at fault
+    return lines, lines.count(b"\n") + 1
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def read_line_blocks(spec: str) -> Iterator[tuple[bytes, int]]:
+    """`read_lines` a block of whole lines at a time (see `file_line_blocks`)."""
+    for path in expand(spec):
+        yield from file_line_blocks(path)
 
 
 def _reason(error: BaseException) -> str:

@@ -12,6 +12,7 @@ from typing import BinaryIO, Optional
 import numpy as np
 
 from ..errors import LaserError
+from .kernel import kernel
 
 FASTTEXT_MAGIC = 793712314
 NEWEST_VERSION = 12
@@ -23,7 +24,6 @@ DICTIONARY = struct.Struct("<iiiqq")  # size, words, labels, tokens, pruned inde
 ENTRY_TAIL = 9  # after each entry's NUL-terminated string: count (int64), type (int8)
 LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
 SUPERVISED = 3
-TABLE_SIZE = 1 << 24  # a pruned model's buckets up to this many: a lookup table
 CENTROIDS = 256  # a product quantiser's centroids per sub-vector (8-bit codes)
 
 
@@ -48,7 +48,7 @@ class FastTextModel:
     words: list[str]
     labels: list[str]  # with their `__label__` prefix
     label_counts: np.ndarray  # int64, the labels' training counts (the hs tree's weights)
-    bucket_rows: "BucketRows"  # bucket_rows[buckets]: their input rows, -1 if pruned away
+    bucket_rows: "BucketRows"  # the n-gram buckets' input rows
     input: np.ndarray  # float32 [rows, dim]
     output: np.ndarray  # float32 [labels (hs: labels - 1 tree nodes), dim]
 
@@ -56,28 +56,11 @@ class FastTextModel:
 @dataclass
 class BucketRows:
     """Each n-gram bucket's row of the input matrix (fastText's pushHash): right after the
-    words; in a pruned model, where its pruned-index map sends the bucket (-1: it has none)."""
+    words; in a pruned model, where its pruned-index map sends the bucket (none: pruned away)."""
 
     words: int
-    kept: Optional[np.ndarray] = None  # a pruned model's kept buckets, sorted
-    kept_rows: Optional[np.ndarray] = None  # their rows
-    bucket: int = 0
-    table: Optional[np.ndarray] = None  # every bucket's row, when that is at most TABLE_SIZE
-
-    def __post_init__(self):
-        if self.kept is not None and self.bucket <= TABLE_SIZE:
-            self.table = np.full(self.bucket, -1, np.int64)
-            self.table[self.kept] = self.kept_rows
-
-    def __getitem__(self, buckets: np.ndarray) -> np.ndarray:
-        buckets = buckets.astype(np.int64)
-        if self.kept is None:
-            return buckets + self.words
-        if self.table is not None:
-            return self.table[buckets]
-        at = np.minimum(np.searchsorted(self.kept, buckets), max(len(self.kept) - 1, 0))
-        found = self.kept[at] == buckets if len(self.kept) else np.zeros(len(buckets), bool)
-        return np.where(found, self.kept_rows[at] if len(self.kept) else -1, -1)
+    kept: Optional[np.ndarray] = None  # a pruned model's kept buckets (int64; a later pair wins)
+    kept_rows: Optional[np.ndarray] = None  # their rows (int64)
 
 
 class _Reader:
@@ -181,12 +164,11 @@ def _bucket_rows(path: str, bucket: int, nwords: int, pruned: Optional[np.ndarra
                              "buckets)")
         return BucketRows(nwords)
     pruned = pruned[(pruned[:, 0] >= 0) & (pruned[:, 0] < bucket)]
-    pruned = pruned[np.argsort(pruned[:, 0], kind="stable")]
     targets = nwords + pruned[:, 1].astype(np.int64)
     if len(targets) and (targets.min() < nwords or targets.max() >= rows):
         raise LaserError(f"{path}: not a fastText model file (its n-gram rows lie outside "
                          "its matrix)")
-    return BucketRows(nwords, pruned[:, 0].astype(np.int64), targets, bucket)
+    return BucketRows(nwords, pruned[:, 0].astype(np.int64), targets)
 
 
 def _read_entries(reader: _Reader, size: int) -> tuple[list[bytes], list[int], list[int]]:
@@ -238,14 +220,8 @@ def _decode(reader: _Reader, codes: np.ndarray, rows: int, cols: int) -> np.ndar
     if (dim != cols or subquantisers <= 0 or dsub <= 0 or last_dsub <= 0 or rows < 0
             or codes.size != rows * subquantisers or dsub * (subquantisers - 1) + last_dsub != dim):
         raise reader.damaged()
-    codes = codes.reshape(rows, subquantisers)
     dense = np.empty((rows, dim), np.float32)
-    full = subquantisers - 1  # the last sub-vector may be shorter (last_dsub)
-    if full:
-        table = centroids[:full * CENTROIDS * dsub].reshape(full, CENTROIDS, dsub)
-        dense[:, :full * dsub] = table[np.arange(full), codes[:, :full]].reshape(rows, -1)
-    last = centroids[full * CENTROIDS * dsub:].reshape(CENTROIDS, last_dsub)
-    dense[:, full * dsub:] = last[codes[:, full]]
+    kernel().decode(codes, centroids, rows, subquantisers, dsub, dense)
     return dense
 
 

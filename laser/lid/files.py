@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, TextIO
 
 from ..io.atomic import atomic_text_output
-from ..io.text import batched, check_input, count_lines, read_lines
+from ..io.sources import read_line_blocks
+from ..io.text import check_input, count_lines
 from ..progress import progress_bar, shows_progress
-from .model import Guess, identifier
+from .model import Guess, Guesses, identifier
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,6 @@ class LidOptions:
 
     model: Optional[str] = None
     top: int = 1
-    batch_lines: int = 20000
     progress: bool = True
 
 
@@ -33,13 +33,6 @@ class LidReport:
         return f"identified {self.lines} lines in {self.seconds:.1f}s ({rate:,.0f} lines/s)"
 
 
-def format_guesses(codes: list[str], probabilities: list[float]) -> str:
-    """`fra_Latn<TAB>0.9876`, then the next guesses' codes and probabilities on the same line."""
-    if len(codes) == 1:
-        return f"{codes[0]}\t{probabilities[0]:.4f}"
-    return "\t".join(f"{code}\t{probability:.4f}" for code, probability in zip(codes, probabilities))
-
-
 def identify_file(input_path: str, output_path: str,
                   options: LidOptions = LidOptions()) -> LidReport:
     """Write the likeliest languages of each line of `input_path` ('-': stdin) to `output_path`
@@ -51,16 +44,16 @@ def identify_file(input_path: str, output_path: str,
     lines = 0
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="lid") as bar:
-        for batch in batched(read_lines(input_path), options.batch_lines):
-            write_batch(out, *model.ranked(batch, options.top))
-            lines += len(batch)
-            bar.update(len(batch))
+        for text, count in read_line_blocks(input_path):  # a block of lines at a time
+            out.write(model.guesses(text, count, options.top).tsv())
+            lines += count
+            bar.update(count)
     return LidReport(lines, time.perf_counter() - started, str(model.path))
 
 
 def write_batch(out: TextIO, codes: list[list[str]], probabilities: list[list[float]]) -> None:
-    out.write("".join(format_guesses(line_codes, line_probabilities) + "\n"
-                      for line_codes, line_probabilities in zip(codes, probabilities)))
+    """Guesses (`Ranked`) as `laser lid` writes them."""
+    out.write(Guesses.of(codes, probabilities).tsv())
 
 
 def languages_output(path: Optional[str]) -> AbstractContextManager[Optional[TextIO]]:

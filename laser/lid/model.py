@@ -9,10 +9,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+import numpy as np
+
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
 from . import fasttext_file
-from .predictor import LABEL_PREFIX, Predictor
+from .predictor import LABEL_PREFIX, Predictor, batch_text
 
 SHIPPED_FILE = "laser-lid.ftz"
 UNDETERMINED = "und"  # the code of a line without any text (ISO 639-3 'undetermined')
@@ -44,12 +46,6 @@ def read_labels(path: str | os.PathLike) -> list[str]:
     return [_strip(label) for label in fasttext_file.read_labels(path)]
 
 
-def _words(line: str) -> list[str]:
-    """The line's words as fastText reads them once laser has joined them by single spaces
-    (Unicode spaces and line breaks included; a NUL also separates words for fastText)."""
-    return line.split() if "\0" not in line else line.replace("\0", " ").split()
-
-
 def _strip(label: str) -> str:
     return label[len(LABEL_PREFIX):] if label.startswith(LABEL_PREFIX) else label
 
@@ -67,6 +63,8 @@ class LanguageIdentifier:
             raise LaserError(f"{self.path}: cannot read the language-ID model "
                              f"({error.strerror or error})") from None
         self.labels = [_strip(label) for label in model.labels]
+        # Each label's code, then `und`, then "" (the code of label -1: no guess)
+        self._codes = np.array(self.labels + [UNDETERMINED, ""], object)
         self._predictor = Predictor(model)
 
     def identify(self, lines: Iterable[str], top: int = 1) -> list[list[Guess]]:
@@ -77,24 +75,73 @@ class LanguageIdentifier:
 
     def ranked(self, lines: Iterable[str], top: int = 1) -> Ranked:
         """`identify` as plain lists: each line's codes and their probabilities."""
-        words = [_words(line) for line in lines]
-        found = self._predictor.predict(words, top)
-        codes, probabilities = [], []
-        for line_words, labels, line_probabilities in zip(
-                words, found.labels.tolist(), found.probabilities.tolist()):
-            if line_words and labels[0] >= 0:
-                kept = [label for label in labels if label >= 0]
-                codes.append([self.labels[label] for label in kept])
-                probabilities.append([min(probability, 1.0)
-                                      for probability in line_probabilities[:len(kept)]])
-            else:
-                codes.append([UNDETERMINED])
-                probabilities.append([0.0])
-        return codes, probabilities
+        lines = list(lines)
+        return self.guesses(batch_text(lines), len(lines), top).ranked()
+
+    def guesses(self, text: bytes, lines: int, top: int = 1) -> "Guesses":
+        """The `top` likeliest languages of each of `lines` lines of UTF-8 `text` (separated
+        by '\\n'). Its words are those fastText reads once laser has joined them by single
+        spaces: any Unicode space separates them (a NUL too, for fastText)."""
+        found = self._predictor.predict_text(text, lines, top, unicode_spaces=True)
+        guessed = (found.tokens > 0) & (found.labels[:, 0] >= 0)
+        labels = np.where(guessed[:, None], found.labels, -1)
+        labels[~guessed, 0] = len(self.labels)  # und
+        probabilities = np.minimum(found.probabilities, np.float32(1.0))
+        probabilities[~guessed] = 0.0
+        return Guesses(self._codes[labels], probabilities)
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""
         return [codes[0] for codes in self.ranked(lines)[0]]
+
+
+@dataclass(frozen=True)
+class Guesses:
+    """Each line's likeliest codes, likeliest first ("" past its last guess), and their
+    probabilities; a line without a guess has `und`, probability 0."""
+
+    codes: np.ndarray  # object [lines, top]
+    probabilities: np.ndarray  # float32 [lines, top]
+
+    @classmethod
+    def of(cls, codes: list[list[str]], probabilities: list[list[float]]) -> "Guesses":
+        """Guesses given as lists (`Ranked`)."""
+        top = max(map(len, codes), default=1)
+        table = np.full((len(codes), top), "", object)
+        values = np.zeros((len(codes), top), np.float32)
+        for line, (line_codes, line_probabilities) in enumerate(zip(codes, probabilities)):
+            table[line, :len(line_codes)] = line_codes
+            values[line, :len(line_codes)] = line_probabilities
+        return cls(table, values)
+
+    def ranked(self) -> Ranked:
+        """The guesses as lists: each line's codes and their probabilities."""
+        codes, probabilities = self.codes.tolist(), self.probabilities.tolist()
+        if self.codes.shape[1] > 1:  # without the columns past each line's last guess
+            kept = (self.codes != "").sum(axis=1).tolist()
+            codes = [line[:count] for line, count in zip(codes, kept)]
+            probabilities = [line[:count] for line, count in zip(probabilities, kept)]
+        return codes, probabilities
+
+    def tsv(self) -> str:
+        """`laser lid`'s lines: `fra_Latn<TAB>0.9876`, then the next guesses' codes and
+        probabilities on the same line (a newline after each)."""
+        if not len(self.codes):
+            return ""
+        # Four decimals as "%.4f" writes them: a float32 times 10^4 is exact in float64.
+        fixed = _four_decimals()[np.rint(self.probabilities.astype(np.float64) * 1e4)
+                                 .astype(np.int64)]
+        text = self.codes[:, 0] + "\t" + fixed[:, 0]
+        for column in range(1, self.codes.shape[1]):
+            more = self.codes[:, column] != ""
+            text[more] += "\t" + self.codes[more, column] + "\t" + fixed[more, column]
+        return "\n".join(text.tolist()) + "\n"
+
+
+@lru_cache(maxsize=1)
+def _four_decimals() -> np.ndarray:
+    """"0.0000" to "1.0000", the text of each multiple of 1e-4."""
+    return np.array([f"{value / 10000:.4f}" for value in range(10001)], object)
 
 
 @lru_cache(maxsize=4)

@@ -3,14 +3,14 @@ sentences."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from ..errors import LaserError
 from ..io.sources import STDIN, check_input, located_lines
 from ..search.vectors import Vectors
-from .unify import UnifyOptions, unify_lines
+from .unify import Unified, UnifyOptions, unify_lines
 
 
 @dataclass
@@ -43,11 +43,10 @@ class Corpus:
 
 def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
                 unify_options: UnifyOptions = UnifyOptions(),
-                workdir: Optional[str] = None,
-                tee: Optional[Callable[[Iterator[str]], Iterator[str]]] = None) -> Corpus:
+                workdir: Optional[str] = None) -> Corpus:
     """Count the lines of a side (streamed); with `unify`, merge its duplicate lines (identical,
     or alike once normalised: `unify_options`) into one sentence, in bounded memory (spilling to
-    `workdir`); `tee` sees the lines as they pass (`laser mine` writes its text shards).
+    `workdir`). (`laser mine` does the same by tasks: `laser.distributed.mine_tasks`.)
 
     A merged sentence keeps the embedding of its last occurrence, as the official tool does;
     outputs refer to its first line. `legacy_line_map` (without `unify`) reproduces the official
@@ -57,23 +56,33 @@ def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
     files: list[str] = []
     starts: list[int] = []
     lines = _noting_files(path, files, starts)
-    if tee:
-        lines = tee(lines)
     unified = None
     if unify or legacy_line_map:
         unified = unify_lines(lines, unify_options if unify else UnifyOptions(), workdir)
         total = len(unified.line_sentence)
     else:
         total = sum(1 for _ in lines)
-    if total == 0:
+    check_not_empty(path, total)
+    return Corpus(path, *corpus_arrays(unified, unify, total), files=tuple(files),
+                  file_starts=np.array(starts, dtype=np.int64))
+
+
+def check_not_empty(path: str, lines: int) -> None:
+    if lines == 0:
         raise LaserError(f"{path}: empty corpus")
-    every = np.arange(total)
-    where = dict(files=tuple(files), file_starts=np.array(starts, dtype=np.int64))
+
+
+def corpus_arrays(unified: Optional[Unified], unify: bool,
+                  lines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sentence of each line, the first line and the embedding row of each sentence: of
+    the lines unified (the sentences with `unify`, else only the legacy line map), or of the
+    lines themselves."""
+    every = np.arange(lines)
     if unified is None:
-        return Corpus(path, every, every, every, **where)
+        return every, every, every
     if not unify:
-        return Corpus(path, unified.line_sentence, every, every, **where)
-    return Corpus(path, unified.line_sentence, unified.first_line, unified.last_line, **where)
+        return unified.line_sentence, every, every
+    return unified.line_sentence, unified.first_line, unified.last_line
 
 
 def check_side_input(path: str) -> None:

@@ -7,14 +7,19 @@ key's first 4 bits, and a partition too big for the budget is split again by the
 Each partition then gives every group its first and last line over the whole side, and one last
 pass numbers the sentences by first appearance. Memory holds a chunk or a partition, never the
 side: everything proportional to the lines is a file in the work directory, memory-mapped.
+
+The same steps run apart for a side of many files (`laser mine`'s split tasks): each file's
+lines grouped into partition files of its own (`partition_lines`), each partition resolved over
+all the files (`resolve_partition`), then the sentences numbered (`number_lines`).
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -27,6 +32,10 @@ KEY = np.dtype("S16")
 # A group of one chunk: its key, and its first and last line (0-based, over the whole side).
 RECORD = np.dtype([("key", KEY), ("first", "<i8"), ("last", "<i8")])
 LINE = np.dtype("<i8")
+# A resolved chunk group: its first line in its chunk (`at`), its first and last line over the side.
+RESOLVED = np.dtype([("at", "<i8"), ("first", "<i8"), ("last", "<i8")])
+# Called with chunk groups resolved: (at, first, last) as in RESOLVED.
+Sink = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 FANOUT_BITS = 4
 # Bytes of memory a chunk of lines takes while it is grouped (keys, sort order, records...).
 BYTES_PER_CHUNK_LINE = 128
@@ -71,16 +80,76 @@ def unify_lines(lines: Iterable[str], options: UnifyOptions = UnifyOptions(),
     """Group `lines` (streamed once) into sentences. The arrays are memory maps of files that
     are already deleted (the space is freed when the arrays are); `workdir`: where they and the
     partitions go (default: the system's temp directory), removed on SIGTERM too."""
-    exit_cleanly_on_signals()
-    with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp, \
-            write_errors(tmp):
+    with _work_folder(workdir) as tmp:
         grouping = _Grouping(tmp, options)
-        with open(grouping.path("chunk-first"), "wb") as chunk_first:
-            for start, keys in _key_chunks(lines, options):
-                chunk_first.write(grouping.add(start, keys).tobytes())
+        grouping.group(lines)
         return grouping.finish()
 
 
+def partition_lines(lines: Iterable[str], options: UnifyOptions, prefix: str) -> int:
+    """Group one part of a side (a file; line numbers from 0 in it) into PREFIXpart-0..f, its
+    chunk groups by the key's first 4 bits, and PREFIXchunk-first, each line's first line in its
+    chunk (int64); returns its line count."""
+    for stale in range(1 << FANOUT_BITS):  # of an interrupted attempt
+        if os.path.exists(f"{prefix}part-{stale:x}"):
+            os.remove(f"{prefix}part-{stale:x}")
+    grouping = _Grouping(prefix, options, spill=True)
+    grouping.group(lines)
+    return grouping.lines
+
+
+def resolve_partition(parts: Sequence[tuple[str, int]], output: str,
+                      options: UnifyOptions) -> int:
+    """One partition over a side's parts, from their partition files and the first line of each
+    part (in the side's order): every chunk group's first and last line over the side, written
+    to `output` as RESOLVED records; returns how many."""
+    combined = f"{output}.records"
+    with write_errors(os.path.dirname(output) or "."):
+        with open(combined, "wb") as out:
+            for path, offset in parts:
+                if os.path.exists(path):
+                    for block in _read_records(path, options.memory // 2):
+                        block = block.copy()
+                        block["first"] += offset
+                        block["last"] += offset
+                        out.write(block.tobytes())
+        if os.path.getsize(combined) == 0:
+            os.remove(combined)  # no key of this partition in the side
+        count = 0
+        with open(f"{output}.tmp", "wb") as out:
+            def sink(at: np.ndarray, first: np.ndarray, last: np.ndarray) -> None:
+                nonlocal count
+                rows = np.empty(len(at), dtype=RESOLVED)
+                rows["at"], rows["first"], rows["last"] = at, first, last
+                out.write(rows.tobytes())
+                count += len(rows)
+            _resolve_file(combined, 1, sink, options.memory)
+        os.replace(f"{output}.tmp", output)
+    return count
+
+
+def number_lines(chunk_firsts: Sequence[tuple[str, int]], resolved: Sequence[str], lines: int,
+                 options: UnifyOptions, workdir: Optional[str] = None) -> Unified:
+    """The sentences of a side from its parts' PREFIXchunk-first files (with the first line of
+    each part) and its partitions resolved (`resolve_partition`), as `unify_lines` returns
+    them."""
+    with _work_folder(workdir) as tmp:
+        grouping = _Grouping(tmp, options, spill=True)
+        grouping.lines = lines
+        with open(grouping.path("chunk-first"), "wb") as out:
+            for path, offset in chunk_firsts:
+                for block in _blocks(path, options.memory // 2, LINE):
+                    out.write((block + offset).tobytes())
+        return grouping.finish(resolved)
+
+
+@contextmanager
+def _work_folder(workdir: Optional[str]) -> Iterator[str]:
+    """A temporary folder for the grouping's files (PREFIX), removed on exit and on SIGTERM."""
+    exit_cleanly_on_signals()
+    with tempfile.TemporaryDirectory(prefix=".laser-unify-", dir=workdir) as tmp, \
+            write_errors(tmp):
+        yield os.path.join(tmp, "")
 
 
 def _key_chunks(lines: Iterable[str], options: UnifyOptions) -> Iterator[tuple[int, np.ndarray]]:
@@ -112,19 +181,27 @@ def _groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 class _Grouping:
-    """The files of one grouping: each line's first line in its chunk (later its sentence), the
-    chunks' groups (held in memory until they outgrow half the budget, then partitions), and
-    each chunk group's first and last line over the side."""
+    """The files of one grouping (PREFIXname): each line's first line in its chunk (later its
+    sentence), the chunks' groups (held in memory until they outgrow half the budget, or from
+    the start with `spill`, then partitions), and each chunk group's first and last line over
+    the side."""
 
-    def __init__(self, folder: str, options: UnifyOptions):
-        self.folder, self.memory, self.chunk_lines = folder, options.memory, options.chunk_lines
+    def __init__(self, prefix: str, options: UnifyOptions, spill: bool = False):
+        self.prefix, self.memory, self.chunk_lines = prefix, options.memory, options.chunk_lines
+        self.options = options
         self.lines = 0
         self.held: list[np.ndarray] = []
         self.held_bytes = 0
-        self.spilled = False
+        self.spilled = spill
 
     def path(self, name: str) -> str:
-        return os.path.join(self.folder, name)
+        return f"{self.prefix}{name}"
+
+    def group(self, lines: Iterable[str]) -> None:
+        """Group the lines a chunk at a time (PREFIXchunk-first, the held or spilled groups)."""
+        with open(self.path("chunk-first"), "wb") as chunk_first:
+            for start, keys in _key_chunks(lines, self.options):
+                chunk_first.write(self.add(start, keys).tobytes())
 
     def add(self, start: int, keys: np.ndarray) -> np.ndarray:
         """Group one chunk of keys, lines start.. of the side; returns each line's first line in
@@ -148,38 +225,30 @@ class _Grouping:
             _spill(held, self.path("part-"), 0)
         self.held, self.held_bytes, self.spilled = [], 0, True
 
-    def finish(self) -> Unified:
-        """Every group's first and last line over the side, then the sentences."""
+    def finish(self, resolved: Sequence[str] = ()) -> Unified:
+        """Every group's first and last line over the side (from this grouping's partitions, or
+        from `resolved` files of RESOLVED records), then the sentences."""
         if self.lines == 0:
             empty = np.zeros(0, dtype=LINE)
             return Unified(empty, empty, empty)
         group_first = self._lines_file("group-first", "w+")
         group_last = self._lines_file("group-last", "w+")
-        if self.spilled:
+
+        def scatter(at: np.ndarray, first: np.ndarray, last: np.ndarray) -> None:
+            group_first[at], group_last[at] = first, last
+        if resolved:
+            for path in resolved:
+                for data in _blocks(path, self.memory // 2, RESOLVED):
+                    scatter(data["at"], data["first"], data["last"])
+        elif self.spilled:
             for part in range(1 << FANOUT_BITS):
-                self._resolve_file(f"{self.path('part-')}{part:x}", 1, group_first, group_last)
+                _resolve_file(f"{self.path('part-')}{part:x}", 1, scatter, self.memory)
         else:
-            _resolve(np.concatenate(self.held), group_first, group_last)
+            _resolve(np.concatenate(self.held), scatter)
         return self._sentences(group_first, group_last)
 
     def _lines_file(self, name: str, mode: str) -> np.memmap:
         return np.memmap(self.path(name), dtype=LINE, mode=mode, shape=(self.lines,))
-
-    def _resolve_file(self, path: str, depth: int, group_first: np.ndarray,
-                      group_last: np.ndarray) -> None:
-        """Resolve one partition file, split by the key's next 4 bits while it outgrows half
-        the budget (a key is in at most one record per chunk, so splitting always ends)."""
-        if not os.path.exists(path):
-            return
-        if os.path.getsize(path) <= self.memory // 2 or depth * FANOUT_BITS >= KEY.itemsize * 8:
-            _resolve(np.fromfile(path, dtype=RECORD), group_first, group_last)
-            os.remove(path)
-            return
-        for part in _read_records(path, self.memory // 2):
-            _spill(part, path, depth)
-        os.remove(path)
-        for part in range(1 << FANOUT_BITS):
-            self._resolve_file(f"{path}{part:x}", depth + 1, group_first, group_last)
 
     def _sentences(self, group_first: np.ndarray, group_last: np.ndarray) -> Unified:
         """Sentences numbered by first appearance, chunk by chunk: each line's chunk group
@@ -224,19 +293,40 @@ def _spill(records: np.ndarray, prefix: str, depth: int) -> None:
 
 def _read_records(path: str, size: int) -> Iterator[np.ndarray]:
     """The records of a partition file, about `size` bytes at a time."""
+    return _blocks(path, size, RECORD)
+
+
+def _blocks(path: str, size: int, dtype: np.dtype) -> Iterator[np.ndarray]:
+    """The `dtype` records of a file, about `size` bytes at a time."""
     with open(path, "rb") as f:
-        block = max(1, size // RECORD.itemsize) * RECORD.itemsize
+        block = max(1, size // dtype.itemsize) * dtype.itemsize
         for data in iter(lambda: f.read(block), b""):
-            yield np.frombuffer(data, dtype=RECORD)
+            yield np.frombuffer(data, dtype=dtype)
 
 
-def _resolve(records: np.ndarray, group_first: np.ndarray, group_last: np.ndarray) -> None:
+def _resolve_file(path: str, depth: int, sink: Sink, memory: int) -> None:
+    """Resolve one partition file, split by the key's next 4 bits while it outgrows half the
+    budget (a key is in at most one record per chunk, so splitting always ends)."""
+    if not os.path.exists(path):
+        return
+    if os.path.getsize(path) <= memory // 2 or depth * FANOUT_BITS >= KEY.itemsize * 8:
+        _resolve(np.fromfile(path, dtype=RECORD), sink)
+        os.remove(path)
+        return
+    for part in _read_records(path, memory // 2):
+        _spill(part, path, depth)
+    os.remove(path)
+    for part in range(1 << FANOUT_BITS):
+        _resolve_file(f"{path}{part:x}", depth + 1, sink, memory)
+
+
+def _resolve(records: np.ndarray, sink: Sink) -> None:
     """The first and last line over the side of each chunk group among `records` (all the
-    records of their keys, in chunk order), stored at the group's first line in its chunk."""
+    records of their keys, in chunk order), given to `sink` with the group's first line in its
+    chunk."""
     order, starts, ends, group = _groups(records["key"])
     ranked = records[order]
-    group_first[ranked["first"]] = ranked["first"][starts][group]
-    group_last[ranked["first"]] = ranked["last"][ends][group]
+    sink(ranked["first"], ranked["first"][starts][group], ranked["last"][ends][group])
 
 
 def _mapped(path: str) -> np.ndarray:

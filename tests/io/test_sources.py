@@ -7,7 +7,8 @@ import os
 import pytest
 
 from laser.errors import LaserError
-from laser.io.sources import check_input, expand, located_lines, zstd_module
+from laser.io.sources import (check_input, expand, file_line_blocks, located_lines,
+                               read_line_blocks, zstd_module)
 from laser.io.text import count_lines, read_lines
 
 LINES = [f"line {i} ü" for i in range(3000)]
@@ -137,3 +138,28 @@ def test_invalid_utf8_in_a_compressed_shard_names_file_and_line(tmp_path):
     path.write_bytes(gzip.compress(b"ok\nstill ok\n\xff\n"))
     with pytest.raises(LaserError, match=r"bad\.gz:3: invalid UTF-8 at byte 1"):
         list(read_lines(str(path)))
+
+
+@pytest.mark.parametrize("content", [
+    text(LINES), text(LINES, final_newline=False), b"", b"\n", b"\n\n", b"a\r\nb\n\nc",
+    "é\n".encode("utf-8") * 5,
+])
+def test_blocks_of_lines_hold_the_lines_read_one_by_one(tmp_path, content):
+    path = tmp_path / "in.txt"
+    path.write_bytes(content)
+    for block_bytes in (1, 5, 1 << 20):  # blocks smaller than a line, a few lines, the file
+        blocks = list(file_line_blocks(str(path), block_bytes))
+        assert [count for _, count in blocks] == [block.count(b"\n") + 1 for block, _ in blocks]
+        assert [line for block, _ in blocks for line in block.decode("utf-8").split("\n")] == \
+            list(read_lines(str(path)))
+
+
+@pytest.mark.parametrize("bad, message", [(b"\xff", "invalid UTF-8 at byte 4"),
+                                          (b"\x00", "contains a NUL byte")])
+def test_a_bad_line_in_a_later_block_is_named_by_its_number(tmp_path, bad, message):
+    path = tmp_path / "bad.gz"
+    path.write_bytes(gzip.compress(text(LINES[:2000]) + b"bad" + bad + b"\n" + text(LINES[:5])))
+    with pytest.raises(LaserError, match=rf"bad\.gz:2001: {message}"):
+        list(read_line_blocks(str(path)))
+    with pytest.raises(LaserError, match=rf"bad\.gz:2001: {message}"):
+        list(file_line_blocks(str(path), 1000))

@@ -1,9 +1,15 @@
 """`laser mine` on sides of many files (a directory, a glob, @LIST, compressed shards): the same
-pairs as the same lines in one file, each pair's provenance, and bad shards as one-line errors."""
+pairs as the same lines in one file, each pair's provenance, bad shards as one-line errors, and
+a split killed between files resumed at the file it had not read."""
 import bz2
 import gzip
 import json
 import lzma
+import os
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -153,3 +159,50 @@ def test_unify_by_goes_with_unify(sides):
                  "normalized", "-o", sides / "out.tsv")
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "laser: error: --unify-by goes with --unify"
+
+
+def _feed(fifo, lines):
+    """Write `lines` into the named pipe `fifo` from a thread (once a reader opens it)."""
+    def write():
+        with open(fifo, "wb") as pipe:
+            pipe.write(as_bytes(lines))
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_split_killed_between_files_resumes_at_the_file_it_had_not_read(sides):
+    """The source side's two files are named pipes: the first run reads the first and is killed
+    while it waits on the second; the re-run is fed only the second (reading the first again
+    would wait for ever) and writes what the lines in regular files give."""
+    src = [line for line in (sides / "src.txt").read_text(encoding="utf-8").splitlines()]
+    pipes = [sides / "p0.fifo", sides / "p1.fifo"]
+    for pipe in pipes:
+        os.mkfifo(pipe)
+    stamps = [os.stat(pipe) for pipe in pipes]
+    (sides / "src-pipes.list").write_text("".join(f"{pipe}\n" for pipe in pipes))
+    work, out = sides / "work", sides / "resumed.tsv"
+    command = [sys.executable, "-m", "laser", "mine", f"@{sides / 'src-pipes.list'}",
+               str(sides / "trg.txt"), "--src-embeddings", str(sides / "x.npy"),
+               "--trg-embeddings", str(sides / "y.npy"), "-k", "3", "--unify",
+               "--shard-lines", "16", "--work-dir", str(work), "-o", str(out)]
+    _feed(pipes[0], src[:40])
+    first = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    manifest = work / "src-split" / "manifest.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and "read-000000" not in (
+            json.loads(manifest.read_text())["done"] if manifest.exists() else {}):
+        time.sleep(0.05)
+    first.kill()
+    first.wait()
+    assert not out.exists()
+    for pipe, stamp in zip(pipes, stamps):  # the same input: writing a pipe touched its times
+        os.utime(pipe, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    _feed(pipes[1], src[40:])
+    subprocess.run(command, check=True, timeout=120, stderr=subprocess.DEVNULL)
+    (sides / "p0.txt").write_bytes(as_bytes(src[:40]))
+    (sides / "p1.txt").write_bytes(as_bytes(src[40:]))
+    (sides / "src-files.list").write_text(f"{sides / 'p0.txt'}\n{sides / 'p1.txt'}\n")
+    fresh = mine(sides, f"@{sides / 'src-files.list'}", sides / "trg.txt", sides / "x.npy",
+                 sides / "y.npy", "fresh.tsv", "--unify", "--shard-lines", "16")
+    assert len(fresh) > 20 and out.read_text(encoding="utf-8").splitlines() == fresh

@@ -1,5 +1,6 @@
-"""--unify's grouping: the same sentences however little memory it may hold, and memory that
-does not grow with the lines."""
+"""--unify's grouping: the same sentences however little memory it may hold, whether the lines
+are grouped in one pass or by parts (a side's files, as `laser mine`'s split tasks do), and memory
+that does not grow with the lines."""
 import gzip
 import os
 import random
@@ -12,7 +13,8 @@ import pytest
 
 from laser.errors import LaserError
 from laser.mining.corpus import scan_corpus
-from laser.mining.unify import UnifyOptions, unify_lines
+from laser.mining.unify import (FANOUT_BITS, UnifyOptions, number_lines, partition_lines,
+                                resolve_partition, unify_lines)
 from laser.text.dedup import normalize_for_dedup
 
 from conftest import ROOT
@@ -55,6 +57,28 @@ def test_small_budgets_spill_and_give_the_same_sentences(memory, spilled):
 def test_partitions_too_big_for_the_budget_are_split_again():
     lines = [f"distinct {i}" for i in range(5000)] + [f"distinct {i}" for i in range(0, 5000, 7)]
     assert_unified(lines, UnifyOptions(memory=2048), True)
+
+
+@pytest.mark.parametrize("memory", [2048, 64 << 20])
+@pytest.mark.parametrize("key", ["line", "normalized"])
+def test_a_side_grouped_by_parts_gives_the_sentences_of_one_pass(tmp_path, memory, key):
+    lines = random_lines(6000, 900) + [f"Sentence {i}." for i in range(0, 3000, 3)]
+    lines += [line.upper() for line in lines[:500]]
+    cuts = [0, 1000, 1000, 2500, 6999, 7000, len(lines)]  # an empty part, a part of one line
+    options = UnifyOptions(key, memory)
+    prefixes = [str(tmp_path / f"part{index}.") for index in range(len(cuts) - 1)]
+    counts = [partition_lines(lines[start:stop], options, prefix)
+              for prefix, start, stop in zip(prefixes, cuts, cuts[1:])]
+    assert counts == [stop - start for start, stop in zip(cuts, cuts[1:])]
+    resolved = [str(tmp_path / f"resolved-{part:x}") for part in range(1 << FANOUT_BITS)]
+    for part, output in enumerate(resolved):
+        resolve_partition([(f"{prefix}part-{part:x}", start)
+                           for prefix, start in zip(prefixes, cuts)], output, options)
+    chunk_firsts = [(f"{prefix}chunk-first", start) for prefix, start in zip(prefixes, cuts)]
+    unified = number_lines(chunk_firsts, resolved, len(lines), options, str(tmp_path))
+    for got, want in zip((unified.line_sentence, unified.first_line, unified.last_line),
+                         reference(lines, key)):
+        assert np.array_equal(got, want)
 
 
 def test_normalized_text_unifies_case_digits_and_typographic_punctuation():

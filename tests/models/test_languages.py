@@ -64,6 +64,9 @@ def test_codes_and_names_map_to_flores_codes():
     assert flores_codes("zh") == ["zho_Hans", "zho_Hant"]
     assert flores_codes("zh-Hans") == ["zho_Hans"]
     assert flores_codes("no") == ["nob_Latn"] and flores_codes("ms") == ["zsm_Latn"]
+    # ISO 639-1's own codes of the two Norwegian standards, not only their macrolanguage's
+    assert flores_codes("nb") == ["nob_Latn"] and flores_codes("nn-NO") == ["nno_Latn"]
+    assert resolve("nb").moses == "nb" and resolve("nno").moses == "nn"
     assert flores_codes("luba-kasai") == ["lua_Latn"] and flores_codes("klingon") == []
     assert len(flores_names()) == 206
 
