@@ -635,11 +635,19 @@ def raw_crawl(corpus: Path, lines: int, nprobe: int) -> dict:
             "work dir peak MiB": round(samples.disk / mib),
             "lines after dedup": {side: _sentences(work_dir / f"{side}-split")
                                   for side in ("src", "trg")},
+            "rows embedded": sum(_embedded_rows(work_dir / f"{side}-embed")
+                                 for side in ("src", "trg")),
             "pairs retrieved": retrieved, "pairs written": pairs,
             "pairs dropped by --lid-filter": retrieved - pairs,
             **gold_found(output, corpus, crawl["french lines"]), "crawl": crawl,
             "command": " ".join(command[2:]), "load": round(os.getloadavg()[1], 2),
             "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+def _embedded_rows(embed: Path) -> int:
+    """The rows an embed stage wrote, as its manifest recorded them."""
+    done = json.loads((embed / "manifest.json").read_text())["done"]
+    return sum(task["rows"] for task in done.values())
+
 
 def _sentences(split: Path) -> dict:
     """Lines and distinct sentences of a side, as its split stage recorded them."""
@@ -696,8 +704,9 @@ def unit_costs(rows: list[dict], raw: list[dict]) -> dict:
 
 def crawl_rates(costs: dict) -> dict:
     """Embedding and dedup measured on the largest raw crawl (`--raw-corpus`), where one ran:
-    the embed stages' CPU and the split stages' (decompressing, reading, --unify) per line of
-    either side (the embed stage embeds every line, repeats included)."""
+    the embed stages' CPU per row embedded (each distinct sentence once; every line, repeats
+    included, in runs recorded before, which lack "rows embedded") and the split stages'
+    (decompressing, reading, --unify) per line of either side."""
     path = OUT / "raw-crawl.jsonl"
     runs = [json.loads(line) for line in open(path)] if path.exists() else []
     runs = [run for run in runs if run["lines a side"] >= FIT_AT_LEAST]
@@ -708,7 +717,8 @@ def crawl_rates(costs: dict) -> dict:
     print(f"embedding and dedup per line from the raw crawl of {run['lines a side']:,} lines "
           "a side (raw-crawl.jsonl)")
     return {**costs,
-            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"]) / lines,
+            "embed per line": (stages["src-embed"]["cpu"] + stages["trg-embed"]["cpu"])
+            / run.get("rows embedded", lines),
             "dedup per line": (stages["src-split"]["cpu"] + stages["trg-split"]["cpu"]) / lines}
 
 

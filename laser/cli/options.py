@@ -87,7 +87,7 @@ def ray_options(command, staged: bool = False):
                         "cluster's CPUs take)." if staged else
                         "With --ray: actors to start (default: one per CPU of the cluster)."))
     @click.option("--shard-lines", type=click.IntRange(min=1), default=None,
-                  help=("Lines (sentences, for the search) per shard task (default: 100000)."
+                  help=("Lines (sentences, to embed and search) per shard task (default: 100000)."
                         if staged else
                         "With --ray: lines (embeddings to search or index) per task "
                         "(default: 10000 lines, the embedding chunk; 32768 rows)."))

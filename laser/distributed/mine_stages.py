@@ -22,11 +22,11 @@ from ..mining.mine import MineOptions
 from ..mining.retrieval import CHUNK_PAIRS, Pairs
 from ..io.sources import expand
 from ..mining.unify import FANOUT_BITS
-from .mine_tasks import (ApproximateShard, EmbedShard, ExactShard, MarginShard, MergeBackward,
-                         MergeRuns, NumberLines, PopulateIndex, ReadFile, RecordSplit,
-                         ResolvePartition, RunShard, ScoreLines, SearchLines, SideVectors,
-                         SplitPlan, SplitSideFiles, TrainIndex, WriteTextShard, read_pairs,
-                         text_shard_pieces)
+from .mine_tasks import (ApproximateShard, EmbedSentences, ExactShard, MarginShard,
+                         MergeBackward, MergeRuns, NumberLines, PopulateIndex, ReadFile,
+                         RecordSplit, ResolvePartition, RunShard, ScoreLines, SearchLines,
+                         SideVectors, SplitPlan, SplitSideFiles, TrainIndex, WriteTextShard,
+                         read_pairs, text_shard_pieces)
 from .work import EncoderSpec
 from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
 
@@ -46,7 +46,8 @@ class CorpusOptions:
 @dataclass(frozen=True)
 class WorkOptions:
     """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
-    sentences, for the search), how tasks run (`runner`: here, or on Ray) and progress bars."""
+    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and progress
+    bars."""
 
     work_dir: str
     shard_lines: int = SHARD_LINES
@@ -139,36 +140,45 @@ class StagedMine:
 
     def vectors(self, side: str, source: EmbeddingSource, spec: Optional[EncoderSpec],
                 split: Stage, files: SplitSideFiles) -> tuple[str, SideVectors]:
-        """The key and the vectors of a side: its precomputed embeddings, or its text shards
-        embedded now."""
+        """The key and the vectors of a side: its precomputed embeddings (one row per line,
+        checked before any search), or its sentences embedded now."""
+        if not source.embeddings:
+            return self.embedded(side, source, spec, split, files)
         corpus = files.corpus()
         rows = (os.path.join(files.directory, "embedding_row.npy")
                 if corpus.sentences != corpus.lines else None)
-        if source.embeddings:
-            vectors = SideVectors(source.embeddings, source.embeddings, rows, source.dim,
-                                  source.fp16)
-            key = {"split": split.key, "embeddings": fingerprint(source.embeddings),
-                   "dim": source.dim, "fp16": source.fp16}
-        else:
-            if not (source.text and source.lang):
-                raise LaserError(f"{source.name}: pass {source.option}embeddings, or "
-                                 f"{source.option}lang to embed it with the model")
-            stage = self.stage(f"{side}-embed", {"split": split.key, "model": spec.key(),
-                                                  "lang": source.lang,
-                                                  "chunk_lines": self.work.chunk_lines})
-            tasks = [EmbedShard(f"embed-{shard.index:06d}", shard,
-                                stage.path(f"embeddings-{shard.index:06d}.npy"), source.lang,
-                                spec, self.work.chunk_lines)
-                     for shard in files.text_shards()]
-            self.run(stage, tasks)
-            listing = stage.path("embeddings.list")
-            with atomic_text_output(listing) as out:
-                out.writelines(f"{os.path.abspath(task.output)}\n" for task in tasks)
-            vectors = SideVectors(f"@{listing}", source.text, rows)
-            key = {"embed": stage.key}
+        vectors = SideVectors(source.embeddings, source.embeddings, rows, source.dim, source.fp16)
         corpus_vectors(corpus, open_embeddings(vectors.embeddings, vectors.dim, vectors.fp16),
-                       vectors.name)  # one row per line, checked before any search
-        return key_of(key), vectors
+                       vectors.name)
+        return key_of({"split": split.key, "embeddings": fingerprint(source.embeddings),
+                       "dim": source.dim, "fp16": source.fp16}), vectors
+
+    def embedded(self, side: str, source: EmbeddingSource, spec: EncoderSpec, split: Stage,
+                 files: SplitSideFiles) -> tuple[str, SideVectors]:
+        """A side's distinct sentences embedded by shards of sentences, one row each in
+        sentence order: with --unify a repeated line is embedded once."""
+        if not (source.text and source.lang):
+            raise LaserError(f"{source.name}: pass {source.option}embeddings, or "
+                             f"{source.option}lang to embed it with the model")
+        stage = self.stage(f"{side}-embed", {"split": split.key, "model": spec.key(),
+                                              "lang": source.lang, "rows": "sentences",
+                                              "chunk_lines": self.work.chunk_lines})
+        sentences = files.record["sentences"]
+        tasks = [EmbedSentences(f"embed-{index:06d}", files.directory, start, stop,
+                                stage.path(f"embeddings-{index:06d}.npy"), source.lang, spec,
+                                self.work.chunk_lines)
+                 for index, (start, stop) in enumerate(_ranges(sentences,
+                                                               self.work.shard_lines))]
+        self.run(stage, tasks)
+        listing = stage.path("embeddings.list")
+        with atomic_text_output(listing) as out:
+            out.writelines(f"{os.path.abspath(task.output)}\n" for task in tasks)
+        vectors = SideVectors(f"@{listing}", source.text)
+        rows = len(vectors.open())
+        if rows != sentences:  # a shard file shortened or replaced since it was written
+            raise LaserError(f"{stage.directory}: {rows} embeddings for the {sentences} "
+                             f"sentences of {source.text}; remove it and run the command again")
+        return key_of({"embed": stage.key}), vectors
 
     def index(self, side: str, key: str, base: SideVectors, factory: str) -> str:
         """The path of a side's index: trained on a sample, then populated."""

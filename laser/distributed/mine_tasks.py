@@ -2,11 +2,11 @@
 inputs from the work directory and writing its outputs there atomically, so that it runs in
 this process or on any node that sees the directory (`laser.distributed.ray_tasks`).
 
-Stages: split a side into text shards (and --unify it), embed each text shard, train an index
-on a sample and populate it by shards (with --index), find the k nearest neighbours of each
-query shard both ways (exact: by pairs of shards, the backward lists merged on disk), score the
-margins of each shard's candidates, sort each shard's pairs into a run, and merge the runs
-(`laser.mining.retrieval`)."""
+Stages: split a side into text shards (and --unify it), embed its distinct sentences by shards
+(each once, however often its line repeats), train an index on a sample and populate it by
+shards (with --index), find the k nearest neighbours of each query shard both ways (exact: by
+pairs of shards, the backward lists merged on disk), score the margins of each shard's
+candidates, sort each shard's pairs into a run, and merge the runs (`laser.mining.retrieval`)."""
 from __future__ import annotations
 
 import functools
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output, replace_atomically
-from ..io.embeddings import StackedRows, open_embeddings, save_array
+from ..io.embeddings import EmbeddingWriter, StackedRows, open_embeddings, save_array
 from ..search.approximate import ApproximateSearch, check_found, rescored
 from ..search.exact import exact_knn, merge_neighbours
 from ..search.index import add_rows, search, trained_index
@@ -30,8 +30,8 @@ from ..mining.margins import Candidates, margin
 from ..mining.retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
                         new_candidates, pairs_of)
 from ..mining.unify import UnifyOptions, number_lines, partition_lines, resolve_partition
-from .shards import Shard, content_digest
-from .work import EncoderSpec, ShardJob, embed_shard
+from .shards import content_digest
+from .work import EncoderSpec, write_embeddings
 from .workdir import checked_file
 
 if TYPE_CHECKING:
@@ -283,12 +283,6 @@ class SplitSideFiles:
                       file_starts=np.array(self.record["file_starts"], dtype=np.int64),
                       **arrays)
 
-    def text_shards(self) -> list[Shard]:
-        """Every text shard as one whole-file shard, as `embed_shard` reads it."""
-        return [Shard(text_path(self.directory, index), index, 0, shard["lines"], 0,
-                      shard["size"], shard["digest"])
-                for index, shard in enumerate(self.record["shards"])]
-
     def texts(self) -> "ShardTexts":
         return ShardTexts(self.directory, self.record["shards"])
 
@@ -334,19 +328,35 @@ def _encoder(spec: EncoderSpec) -> Encoder:
 
 
 @dataclass(frozen=True)
-class EmbedShard(OneOutput):
-    """Embed one text shard in `lang` into `output` (float32 rows, one per line)."""
+class EmbedSentences(OneOutput):
+    """Embed sentences `start`..`stop` of a split side (`directory`) in `lang` into `output`
+    (float32 rows, one per sentence, in sentence order): each sentence's text is its embedding
+    row's line (the last of its lines with --unify), read from the text shards, so a line
+    repeated elsewhere is not embedded again."""
 
     name: str
-    shard: Shard
+    directory: str
+    start: int
+    stop: int
     output: str
     lang: str
     spec: EncoderSpec
     chunk_lines: int
 
     def run(self) -> dict:
-        job = ShardJob(self.shard, self.output, self.lang, "float32", self.chunk_lines)
-        return {"rows": embed_shard(_encoder(self.spec), job)}
+        encoder = _encoder(self.spec)
+        with EmbeddingWriter(self.output, encoder.dim) as writer:
+            write_embeddings(encoder, self._texts(), writer, self.lang, self.chunk_lines)
+        return {"rows": writer.rows}
+
+    def _texts(self) -> Iterator[str]:
+        """The text of each sentence, read a chunk at a time."""
+        rows = load(os.path.join(self.directory, "embedding_row.npy"))
+        texts = SplitSideFiles.read(self.directory).texts()
+        for first in range(self.start, self.stop, self.chunk_lines):
+            lines = np.asarray(rows[first:min(first + self.chunk_lines, self.stop)])
+            found = texts(lines)
+            yield from (found[line] for line in lines.tolist())
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import importlib.util
 import io
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional, TextIO
 
 import numpy as np
 
@@ -90,12 +90,20 @@ def embed_shard(encoder: Encoder, job: ShardJob) -> int:
     lines = decode_lines(shard.path, io.BytesIO(data), shard.start + 1)
     with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=np.dtype(job.dtype)) as writer, \
             languages_output(job.languages) as languages:
-        for chunk in batched(lines, job.chunk_lines):
-            prepared = encoder.prepare(chunk, job.lang)
-            writer.write(encoder.encode_ids(prepared))
-            if languages is not None:
-                write_batch(languages, *prepared.guesses)
+        write_embeddings(encoder, lines, writer, job.lang, job.chunk_lines, languages)
         if writer.rows != shard.lines:
             raise LaserError(f"{shard.path}: lines {shard.start + 1}-{shard.stop} gave "
                              f"{writer.rows} rows, not {shard.lines}")
     return writer.rows
+
+
+def write_embeddings(encoder: Encoder, lines: Iterable[str], writer: EmbeddingWriter, lang: str,
+                     chunk_lines: int, languages: Optional[TextIO] = None) -> None:
+    """Append the rows of `lines` in `lang` to `writer`, `chunk_lines` at a time as the
+    single-process pipeline does; with lang `auto`, each line's identified language to
+    `languages`."""
+    for chunk in batched(lines, chunk_lines):
+        prepared = encoder.prepare(chunk, lang)
+        writer.write(encoder.encode_ids(prepared))
+        if languages is not None:
+            write_batch(languages, *prepared.guesses)

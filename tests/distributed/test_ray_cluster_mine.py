@@ -224,8 +224,11 @@ def test_raw_text_on_a_cluster_with_a_node_lost_while_embedding_writes_the_one_p
     assert (tmp_path / "ray.tsv").read_bytes() == alone
     assert (tmp_path / "resumed.tsv").read_bytes() == alone
     seen = json.loads((tmp_path / "seen.json").read_text())
-    shards = json.loads((tmp_path / "stages" / "src-split" / "split.json").read_text())["shards"]
+    record = json.loads((tmp_path / "stages" / "src-split" / "split.json").read_text())
+    shards = range(0, record["sentences"], 20)  # the embed tasks: 20 sentences each
     assert len(seen["embedded"]) == len(shards) > 10
+    assert sum(task["rows"] for task in seen["embedded"].values()) == record["sentences"]
+    assert len(shards) < len(record["shards"])  # of 20 lines: the repeats are not embedded
     assert seen.get("removed") in seen["nodes"], "no node was removed"
     assert seen.get("done_at_removal", len(shards)) < len(shards), \
         "the node was not removed while the embedding ran"

@@ -99,3 +99,25 @@ def test_embeddings_in_several_files_on_ray_equal_one_file(ray_runtime, tmp_path
              f"@{tmp_path / 'trg.list'}", *search, "--unify", "-o", str(tmp_path / "many.tsv"),
              "--ray", "local", "--shard-lines", "150")
         assert (tmp_path / "many.tsv").read_bytes() == (tmp_path / "one.tsv").read_bytes()
+
+
+def test_unified_text_on_ray_embeds_each_sentence_once_as_one_process(ray_runtime, tmp_path):
+    """Lines repeated within and across a side's files: the embed shard tasks on Ray hold one
+    row per distinct sentence and give the pairs of one process."""
+    lines = ["Hello world.", "The book is on the table.", "Hello world.", "I like green tea.",
+             "Where is the station?", "The book is on the table.", "It is raining today."]
+    for side, cut, repeat in (("src", 3, "Hello world."), ("trg", 4, "I like green tea.")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.txt").write_text("\n".join(lines[:cut]) + "\n", encoding="utf-8")
+        (tmp_path / side / "b.txt").write_text("\n".join([*lines[cut:], repeat]) + "\n",
+                                               encoding="utf-8")
+    sides = (str(tmp_path / "src"), str(tmp_path / "trg"), "--src-lang", "en", "--trg-lang",
+             "en", "--unify", "--shard-lines", "2")
+    with one_thread():
+        _run("mine", *sides, "-o", str(tmp_path / "alone.tsv"))
+    _run("mine", *sides, "-o", str(tmp_path / "ray.tsv"), "--work-dir", str(tmp_path / "work"),
+         "--ray", "local")
+    assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "alone.tsv").read_bytes()
+    for side in ("src", "trg"):
+        rows = [len(np.load(path)) for path in (tmp_path / "work" / f"{side}-embed").glob("*.npy")]
+        assert sorted(rows) == [1, 2, 2]  # 5 distinct sentences of 8 lines, in shards of 2
