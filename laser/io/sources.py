@@ -11,11 +11,12 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from typing import BinaryIO, Iterable, Iterator, Optional
+from typing import BinaryIO, Callable, Iterable, Iterator, Optional, TypeVar
 
 from ..errors import LaserError, located
 
 STDIN = "-"
+T = TypeVar("T")
 GLOB_CHARACTERS = frozenset("*?[")
 # Magic bytes of each compression; bzip2's "BZh" is followed by the block size (1-9) and the
 # magic of a first block or of the end of an empty stream, so that text beginning "BZh" is text.
@@ -189,38 +190,46 @@ def file_lines(path: str) -> Iterator[str]:
     their '\\n'. Lines are split on '\\n' only (a final line without one is still a line); NUL
     bytes, invalid UTF-8, a truncated or corrupt stream and a failed read are errors naming
     the file and line."""
-    name = display_name(path)
-    with _decompressing(path) as (stream, kind):
-        number = 0
-        try:
-            for number, text in enumerate(decode_lines(name, stream, 1), 1):
-                yield text
-        except _stream_errors(kind) as error:
-            what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
-            raise located(name, number + 1, f"{what} ({_reason(error)})") from None
+    def numbered(name: str, stream: BinaryIO) -> Iterator[tuple[str, int]]:
+        for number, text in enumerate(decode_lines(name, stream, 1), 1):
+            yield text, number
+    return _read_located(path, numbered)
 
 
 def file_line_blocks(path: str, block_bytes: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
     """The lines of one file (or stdin for '-') as `file_lines` reads and checks them, a block
     of whole lines at a time: their UTF-8 bytes separated by '\\n' (none after the last), and
     how many lines."""
+    def blocks(name: str, stream: BinaryIO) -> Iterator[tuple[tuple[bytes, int], int]]:
+        number, rest = 0, b""
+        for block in iter(lambda: stream.read(block_bytes), b""):
+            end = block.rfind(b"\n")
+            if end < 0:
+                rest += block
+                continue
+            lines, rest = rest + block[:end], block[end + 1:]
+            checked = _checked_block(name, lines, number + 1)
+            number += checked[1]
+            yield checked, number
+        if rest:
+            yield _checked_block(name, rest, number + 1), number + 1
+    return _read_located(path, blocks)
+
+
+def _read_located(path: str, read: Callable[[str, BinaryIO], Iterator[tuple[T, int]]]
+                  ) -> Iterator[T]:
+    """The items `read` makes of a file's decompressed stream, each given with the count of
+    lines read so far; a corrupt or truncated stream or a failed read is an error naming the
+    file and the line after them."""
     name = display_name(path)
     with _decompressing(path) as (stream, kind):
-        number, rest = 0, b""
+        lines_read = 0
         try:
-            for block in iter(lambda: stream.read(block_bytes), b""):
-                end = block.rfind(b"\n")
-                if end < 0:
-                    rest += block
-                    continue
-                lines, rest = rest + block[:end], block[end + 1:]
-                yield _checked_block(name, lines, number + 1)
-                number += lines.count(b"\n") + 1
+            for item, lines_read in read(name, stream):
+                yield item
         except _stream_errors(kind) as error:
             what = f"corrupt or truncated {kind} stream" if kind else "cannot read"
-            raise located(name, number + 1, f"{what} ({_reason(error)})") from None
-        if rest:
-            yield _checked_block(name, rest, number + 1)
+            raise located(name, lines_read + 1, f"{what} ({_reason(error)})") from None
 
 
 def _checked_block(name: str, lines: bytes, first_number: int) -> tuple[bytes, int]:
