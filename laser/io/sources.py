@@ -85,8 +85,8 @@ def absolute_spec(spec: str) -> str:
 
 def check_input(spec: str) -> None:
     """Refuse a missing, unreadable or directory input file (any file of a directory, glob or
-    @LIST), or a file named as compressed that is not, before any work; pipes and FIFOs are
-    fine (left unread)."""
+    @LIST), or a file named as compressed that is not, before any work: only files named as
+    compressed are opened (for their magic bytes); pipes and FIFOs are fine (left unread)."""
     for path in expand(spec):
         _check_file(path)
 
@@ -104,7 +104,7 @@ def _check_file(path: str) -> None:
         raise LaserError(f"{path}: is a directory, not a text file")
     if not os.access(path, os.R_OK):
         raise LaserError(f"{path}: permission denied")
-    if stat.S_ISREG(mode):
+    if stat.S_ISREG(mode) and _named_compression(path):
         with _opened(path) as raw:
             compression_of(path, _head(raw))
 
@@ -145,10 +145,15 @@ def compression_of(path: str, head: bytes) -> Optional[str]:
     found = next((kind for magic, kind in MAGIC if head.startswith(magic)), None)
     if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] in BZIP2_BLOCKS:
         found = "bzip2"
-    expected = SUFFIXES.get(os.path.splitext(path)[1].lower())
+    expected = _named_compression(path)
     if found is None and expected and head:
         raise LaserError(f"{path}: not a valid {expected} stream (corrupt, or misnamed)")
     return found
+
+
+def _named_compression(path: str) -> Optional[str]:
+    """The compression a file's suffix names (.gz, .xz, .zst, .bz2), or None."""
+    return SUFFIXES.get(os.path.splitext(path)[1].lower())
 
 
 @contextmanager
