@@ -184,8 +184,9 @@ def main() -> None:
     parser.add_argument("--bucket", type=int, default=1_000_000)
     parser.add_argument("--cutoff", type=int, default=100_000, help="rows kept by quantization")
     parser.add_argument("--dsub", type=int, default=2)
-    parser.add_argument("--loss", choices=("softmax", "hs"), default="softmax",
-                        help="hs (hierarchical softmax): faster prediction over many labels")
+    parser.add_argument("--loss", choices=("softmax", "hs", "ova"), default="softmax",
+                        help="hs (hierarchical softmax): faster prediction over many labels; "
+                        "ova (one-vs-all): a sigmoid a label, probabilities that need not sum to 1")
     parser.add_argument("--no-quantize", action="store_true")
     parser.add_argument("--balance-lengths", action="store_true",
                         help="a label cut to --cap keeps as many long lines as short ones")

@@ -106,8 +106,9 @@ class Predictor:
             total = logits.sum(axis=1, keepdims=True)
             return _chosen(logits, best, lambda chosen: np.exp(np.log(chosen / total
                                                                       + LOG_FLOOR)))
-        logits = _table_sigmoid(logits, self.sigmoid_table)  # ns and ova
-        return _best(logits, k, lambda best: np.exp(np.log(best + LOG_FLOOR)))
+        best = _top_k(logits, k)  # ns and ova: the sigmoid ranks as x does, so it is taken
+        return _chosen(logits, best, lambda chosen: np.exp(np.log(  # of the best only
+            _table_sigmoid(chosen, self.sigmoid_table) + LOG_FLOOR)))
 
 
 def _best(scores: np.ndarray, k: int, probability) -> tuple[np.ndarray, np.ndarray]:
