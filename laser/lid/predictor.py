@@ -101,9 +101,9 @@ class Predictor:
         logits = hidden @ self.output
         if loss == "softmax":  # exp(x - max) ranks as x does: the best found on x, only
             best = _top_k(logits, k)  # they divided by the sum
-            logits -= np.take_along_axis(logits, best[:, :1], axis=1)
-            np.exp(logits, out=logits)
-            total = logits.sum(axis=1, keepdims=True)
+            largest = np.take_along_axis(logits, best[:, :1], axis=1)
+            total = np.empty_like(largest)
+            kernel().softmax_exp(logits, largest, total)
             return _chosen(logits, best, lambda chosen: np.exp(np.log(chosen / total
                                                                       + LOG_FLOOR)))
         logits = _table_sigmoid(logits, self.sigmoid_table)  # ns and ova
