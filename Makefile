@@ -89,9 +89,12 @@ lid-model:
 		--out models/default/laser-lid.ftz
 
 # The language-ID table of docs/language-id.md: the model against py3langid, pycld2 and lingua.
+# laser's modules compiled first, as pip compiles an installed package: where the environment
+# forbids writing bytecode (PYTHONDONTWRITEBYTECODE), a checkout recompiles them at every start.
 bench-lid: install
 	$(PYTHON) -m venv $(BENCH_LID_VENV)
 	$(BENCH_LID_VENV)/bin/pip install -q $(BENCH_LID)
+	$(BIN)/python -m compileall -q laser
 	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser"
 
 clean:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import shutil
 import signal
 import stat
@@ -141,7 +140,7 @@ def new_temp_file(target: Path) -> str:
     (`install` gives it that file's mode)."""
     mode = PRIVATE_MODE if os.path.lexists(target) else NEW_FILE_MODE
     while True:
-        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        name = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
         try:
             os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
             return str(name)

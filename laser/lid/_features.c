@@ -60,11 +60,6 @@ typedef struct {
     size_t mask;
 } Table;
 
-typedef struct {
-    int32_t bucket;  /* EMPTY: a free entry */
-    int32_t row;
-} BucketEntry;
-
 /* A cached word: its key in the keys' arena, its hash, its rows' number, whether a label */
 typedef struct {
     size_t key_start;
@@ -96,10 +91,9 @@ typedef struct {
     uint32_t *entry_size;
     int32_t nwords;
     Table dictionary;
-    /* a pruned model's buckets -> rows (pruned == 0: every bucket's row is nwords + bucket) */
-    int pruned;
-    BucketEntry *buckets;
-    size_t bucket_mask;
+    /* a pruned model's bucket -> row + 1 (0: pruned away; NULL: every bucket's row is
+     * nwords + bucket) */
+    int32_t *bucket_rows;
     /* the word cache: each word's slot and summed rows */
     Py_ssize_t capacity;
     int32_t cached, allocated;
@@ -231,46 +225,25 @@ static int dictionary_init(Features *f, const char *entries, Py_ssize_t size) {
 
 /* ---- n-gram buckets ---- */
 
-static inline size_t bucket_at(const Features *f, int64_t bucket) {
-    return (size_t)(((uint64_t)bucket * 0x9E3779B97F4A7C15ull) >> 20) & f->bucket_mask;
-}
-
+/* A pruned model's map, one entry a bucket: an n-gram's row is one load away (calloc leaves
+ * the pages of buckets without a row untouched) */
 static int buckets_init(Features *f, const int64_t *kept, const int64_t *rows, Py_ssize_t count) {
-    size_t size = 16;
-    if (count < 0 || (size_t)count > ((size_t)1 << 40))
+    f->bucket_rows = calloc(f->bucket ? f->bucket : 1, sizeof(int32_t));
+    if (!f->bucket_rows)
         return -1;
-    while (size < 2 * (size_t)count)
-        size *= 2;
-    f->buckets = malloc(size * sizeof(BucketEntry));
-    if (!f->buckets)
-        return -1;
-    f->bucket_mask = size - 1;
-    for (size_t i = 0; i < size; i++)
-        f->buckets[i].bucket = EMPTY;
-    for (Py_ssize_t i = 0; i < count; i++) {  /* a later pair of a bucket wins, as in fastText */
-        size_t at = bucket_at(f, kept[i]);
-        while (f->buckets[at].bucket != EMPTY && f->buckets[at].bucket != kept[i])
-            at = (at + 1) & f->bucket_mask;
-        f->buckets[at].bucket = (int32_t)kept[i];
-        f->buckets[at].row = (int32_t)rows[i];
-    }
+    for (Py_ssize_t i = 0; i < count; i++)  /* a later pair of a bucket wins, as in fastText */
+        f->bucket_rows[kept[i]] = (int32_t)rows[i] + 1;
     return 0;
 }
 
 static inline void prefetch_bucket(const Features *f, int64_t bucket) {
-    if (f->pruned)
-        PREFETCH(f->buckets + bucket_at(f, bucket));
+    if (f->bucket_rows)
+        PREFETCH(f->bucket_rows + bucket);
 }
 
 /* fastText's pushHash: the input row of an n-gram bucket, or -1 (pruned away) */
 static inline int64_t bucket_row(const Features *f, int64_t bucket) {
-    if (!f->pruned)
-        return f->nwords + bucket;
-    for (size_t at = bucket_at(f, bucket); f->buckets[at].bucket != EMPTY;
-         at = (at + 1) & f->bucket_mask)
-        if (f->buckets[at].bucket == bucket)
-            return f->buckets[at].row;
-    return -1;
+    return f->bucket_rows ? (int64_t)f->bucket_rows[bucket] - 1 : f->nwords + bucket;
 }
 
 /* The rows of n-gram buckets (f->ngrams[0:count]) added to `sum`, their loads overlapped:
@@ -661,7 +634,7 @@ static void Features_dealloc(Features *f) {
     free(f->entry_start);
     free(f->entry_size);
     free(f->dictionary.entries);
-    free(f->buckets);
+    free(f->bucket_rows);
     free(f->slots);
     free(f->sums);
     free(f->keys);
@@ -710,13 +683,12 @@ static int Features_buckets(Features *f, PyObject *kept_object, PyObject *rows_o
     }
     const int64_t *buckets = kept.buf;
     for (Py_ssize_t i = 0; status == 0 && i < count; i++)
-        if (values[i] < 0 || values[i] >= f->nrows || values[i] > INT32_MAX || buckets[i] < 0
+        if (values[i] < 0 || values[i] >= f->nrows || values[i] >= INT32_MAX || buckets[i] < 0
                 || buckets[i] >= (int64_t)f->bucket) {
             PyErr_SetString(PyExc_ValueError, "a kept bucket or its row out of range");
             status = -1;
         }
     if (status == 0) {
-        f->pruned = 1;
         if (buckets_init(f, buckets, values, count) < 0) {
             PyErr_NoMemory();
             status = -1;
@@ -852,9 +824,91 @@ static PyObject *decode(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- the softmax's exponentials ---- */
+
+#define LANES 8  /* the partial sums of a row, for the compiler's vector registers */
+
+#define MINUS_87 0xC2AE0000u  /* -87.0f's bits: e^-87 is about FLT_MIN */
+
+/* e^x for x <= 0 (2^n e^r, n = x / ln 2 rounded, |r| <= ln 2 / 2, e^r by its Taylor series
+ * to r^7: a relative error under 1e-7), e^-87 below -87; branch-free, so that compilers
+ * vectorise it: x is clamped by its bits (of two negative floats, the larger magnitude has
+ * the larger bits as an unsigned integer), not by a float comparison */
+static inline float exp_nonpositive(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof(bits));
+    bits = bits < MINUS_87 ? bits : MINUS_87;
+    memcpy(&x, &bits, sizeof(x));
+    float n = (float)(int)(x * 1.44269504088896341f - 0.5f);
+    float r = x - n * 0.693145751953125f - n * 1.428606765330187045e-06f;
+    float e = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (
+        1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    int32_t exponent = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &exponent, sizeof(scale));
+    return e * scale;
+}
+
+/* Each row of `logits` replaced by e^(logit - the row's largest, given), its sum in `sums` */
+SUMS_ROWS static void exp_rows(float *logits, const float *largest, Py_ssize_t lines,
+                               Py_ssize_t labels, float *sums) {
+    Py_ssize_t whole = labels - labels % LANES;
+    for (Py_ssize_t line = 0; line < lines; line++) {
+        float *row = logits + line * labels, top = largest[line], partial[LANES] = {0};
+        float sum = 0.0f;
+        for (Py_ssize_t i = 0; i < labels; i++)
+            row[i] = exp_nonpositive(row[i] - top);
+        for (Py_ssize_t i = 0; i < whole; i += LANES)
+            for (int lane = 0; lane < LANES; lane++)
+                partial[lane] += row[i + lane];
+        for (Py_ssize_t i = whole; i < labels; i++)
+            sum += row[i];
+        for (int lane = 0; lane < LANES; lane++)
+            sum += partial[lane];
+        sums[line] = sum;
+    }
+}
+
+/* softmax_exp(logits, largest, sums): each row of float32 logits [lines, labels] replaced by
+ * e^(logit - its largest logit, float32 largest [lines]), and its sum written to float32 sums
+ * [lines]: the exponentials of fastText's softmax, many rows at a time */
+static PyObject *softmax_exp(PyObject *module, PyObject *args) {
+    PyObject *logits_object, *largest_object, *sums_object;
+    Py_buffer logits, largest, sums;
+    if (!PyArg_ParseTuple(args, "OOO", &logits_object, &largest_object, &sums_object))
+        return NULL;
+    if (PyObject_GetBuffer(logits_object, &logits,
+                           PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+        return NULL;
+    if (logits.ndim != 2 || strcmp(logits.format, "f") != 0 || logits.shape[1] <= 0) {
+        PyBuffer_Release(&logits);
+        return PyErr_Format(PyExc_ValueError, "logits: a float32 matrix [lines, labels]");
+    }
+    Py_ssize_t lines = logits.shape[0], labels = logits.shape[1];
+    Py_ssize_t size = lines * (Py_ssize_t)sizeof(float);
+    if (writable(largest_object, &largest, size, "largest") < 0) {
+        PyBuffer_Release(&logits);
+        return NULL;
+    }
+    if (writable(sums_object, &sums, size, "sums") < 0) {
+        PyBuffer_Release(&logits);
+        PyBuffer_Release(&largest);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    exp_rows(logits.buf, largest.buf, lines, labels, sums.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&logits);
+    PyBuffer_Release(&largest);
+    PyBuffer_Release(&sums);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(codes, centroids, rows, subquantisers, dsub, out): a product-quantised matrix"},
+    {"softmax_exp", softmax_exp, METH_VARARGS,
+     "softmax_exp(logits, largest, sums): each row as e^(logit - its largest), and its sum"},
     {NULL, NULL, 0, NULL},
 };
 

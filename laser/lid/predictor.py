@@ -97,23 +97,19 @@ class Predictor:
         loss = self.settings.loss
         if loss == "hs":
             scores = self.tree.log_probabilities(hidden @ self.output[:, :self.tree.internal])
-            return _best(scores, k, np.exp)
+            return _chosen(scores, _top_k(scores, k), np.exp)
         logits = hidden @ self.output
         if loss == "softmax":  # exp(x - max) ranks as x does: the best found on x, only
             best = _top_k(logits, k)  # they divided by the sum
-            logits -= np.take_along_axis(logits, best[:, :1], axis=1)
-            np.exp(logits, out=logits)
-            total = logits.sum(axis=1, keepdims=True)
+            largest = np.take_along_axis(logits, best[:, :1], axis=1)
+            total = np.empty_like(largest)
+            kernel().softmax_exp(logits, largest, total)
             return _chosen(logits, best, lambda chosen: np.exp(np.log(chosen / total
                                                                       + LOG_FLOOR)))
-        best = _top_k(logits, k)  # ns and ova: the sigmoid ranks as x does, so it is taken
-        return _chosen(logits, best, lambda chosen: np.exp(np.log(  # of the best only
+        # ns and ova: the sigmoid table ranks as x does: the best found on x, only they looked up
+        best = _top_k(logits, k)
+        return _chosen(logits, best, lambda chosen: np.exp(np.log(
             _table_sigmoid(chosen, self.sigmoid_table) + LOG_FLOOR)))
-
-
-def _best(scores: np.ndarray, k: int, probability) -> tuple[np.ndarray, np.ndarray]:
-    """The k highest scores of each row, highest first: (indices, probability(scores))."""
-    return _chosen(scores, _top_k(scores, k), probability)
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:

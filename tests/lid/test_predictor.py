@@ -217,3 +217,24 @@ def test_threads_sharing_a_model_get_each_their_own_answers():
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(shared.best, batches * 3))
     assert together == alone * 3
+
+
+def test_the_kernels_softmax_exponentials_are_exp_to_a_ten_millionth():
+    """The kernel's vectorised e^(logit - largest) over the whole float range a softmax meets
+    (below -87: e^-87, about FLT_MIN), and each row's sum, against numpy's float64 exp of the same
+    float32 differences."""
+    from laser.lid.kernel import kernel
+
+    rng = np.random.default_rng(0)
+    logits = np.concatenate([rng.normal(0, 30, (500, 270)), np.zeros((1, 270)),
+                             np.linspace(-120, 0, 270)[None, :]]).astype(np.float32)
+    largest = logits.max(axis=1, keepdims=True)
+    expected = np.exp((logits - largest).astype(np.float64))
+    exponentials, sums = logits.copy(), np.empty_like(largest)
+    kernel().softmax_exp(exponentials, largest, sums)
+    normal = expected > 1.7e-38  # above e^-87
+    assert np.all(np.abs(exponentials - expected)[normal] <= 1e-7 * expected[normal])
+    assert np.all((exponentials[~normal] > 0) & (exponentials[~normal] < 1.7e-38))
+    assert np.allclose(sums[:, 0], expected.sum(axis=1), rtol=1e-6, atol=0)
+    with pytest.raises(ValueError, match="largest"):
+        kernel().softmax_exp(logits.copy(), largest[:-1], sums)
