@@ -582,6 +582,19 @@ static int writable(PyObject *object, Py_buffer *view, Py_ssize_t size, const ch
     return 0;
 }
 
+/* `object` as a C-contiguous float32 matrix with columns in `view` (`flags`: PyBUF_WRITABLE, or
+ * 0); else a ValueError saying `expected` */
+static int float_matrix(PyObject *object, Py_buffer *view, int flags, const char *expected) {
+    if (PyObject_GetBuffer(object, view, flags | PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+        return -1;
+    if (view->ndim != 2 || strcmp(view->format, "f") != 0 || view->shape[1] <= 0) {
+        PyErr_SetString(PyExc_ValueError, expected);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Features_hidden(Features *f, PyObject *args) {
     Py_buffer text, hidden, counts, tokens;
     Py_ssize_t lines;
@@ -701,11 +714,11 @@ static int Features_buckets(Features *f, PyObject *kept_object, PyObject *rows_o
 
 /* The input matrix: float32 [rows, dim] */
 static int Features_matrix(Features *f, PyObject *input) {
-    if (PyObject_GetBuffer(input, &f->input, PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+    static const char expected[] = "input: a float32 matrix [rows, dim]";
+    if (float_matrix(input, &f->input, 0, expected) < 0)
         return -1;
-    if (f->input.ndim != 2 || strcmp(f->input.format, "f") != 0 || f->input.shape[1] <= 0
-            || f->input.shape[1] > INT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "input: a float32 matrix [rows, dim]");
+    if (f->input.shape[1] > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, expected);
         return -1;
     }
     f->rows = f->input.buf;
@@ -877,13 +890,9 @@ static PyObject *softmax_exp(PyObject *module, PyObject *args) {
     Py_buffer logits, largest, sums;
     if (!PyArg_ParseTuple(args, "OOO", &logits_object, &largest_object, &sums_object))
         return NULL;
-    if (PyObject_GetBuffer(logits_object, &logits,
-                           PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_ND | PyBUF_FORMAT) < 0)
+    if (float_matrix(logits_object, &logits, PyBUF_WRITABLE,
+                     "logits: a float32 matrix [lines, labels]") < 0)
         return NULL;
-    if (logits.ndim != 2 || strcmp(logits.format, "f") != 0 || logits.shape[1] <= 0) {
-        PyBuffer_Release(&logits);
-        return PyErr_Format(PyExc_ValueError, "logits: a float32 matrix [lines, labels]");
-    }
     Py_ssize_t lines = logits.shape[0], labels = logits.shape[1];
     Py_ssize_t size = lines * (Py_ssize_t)sizeof(float);
     if (writable(largest_object, &largest, size, "largest") < 0) {
