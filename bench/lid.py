@@ -50,12 +50,17 @@ sys.path.insert(0, str(ROOT))
 for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")  # one BLAS thread, here and in the subprocesses
 
+import numpy as np  # noqa: E402
+
 from laser.lid.corpus import corpus_files, flores_dev_rows, language_of, pairs  # noqa: E402
 from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
 
 SPEED_LINES = 100_000
+# A language with at most this many dev lines: its accuracy rests on a handful of lines, and
+# the summary gives the macro accuracy without such languages too.
+FEW_DEV_LINES = 30
 # Old or regional codes the packages still print, as ISO 639-1.
 OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
              "zh-hans": "zh"}
@@ -186,6 +191,23 @@ def macro_accuracy(found: dict[str, list[str]], languages: set[str]) -> tuple[fl
     return (sum(scores) / len(scores) if scores else 0.0), len(scores)
 
 
+def few_lines(found: dict[str, list[str]], most: int = FEW_DEV_LINES) -> set[str]:
+    """The languages with at most `most` lines in the set."""
+    return {language for language, codes in found.items() if len(codes) <= most}
+
+
+def macro_interval(found: dict[str, list[str]], rounds: int = 1000) -> tuple[float, float]:
+    """The 95% interval of the macro accuracy over resamplings of each language's lines (with
+    replacement): how much the figure owes to which lines the set happens to hold."""
+    rng = np.random.default_rng(0)
+    right = [np.array([code == language for code in codes], float)
+             for language, codes in found.items() if codes]
+    macros = [np.mean([rng.choice(lines, len(lines)).mean() for lines in right])
+              for _ in range(rounds)]
+    low, high = np.percentile(macros, [2.5, 97.5])
+    return float(low), float(high)
+
+
 def seen_as(found: dict[str, list[str]], view: dict[str, str]) -> dict[str, list[str]]:
     """Predicted codes mapped through a package's view (`package_view`)."""
     return {language: [view.get(code, code) for code in codes]
@@ -308,8 +330,15 @@ def main() -> None:
         print("\n".join(out[-2:]), file=sys.stderr)
     dev = ours_found["corpus dev"]
     overall, count = macro_accuracy(dev, set(dev))
+    low, high = macro_interval(dev)
+    few = few_lines(dev)
+    most, most_count = macro_accuracy(dev, set(dev) - few)
+    least, _ = macro_accuracy(dev, few)
     flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
-    out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%}; "
+    out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
+            f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
+            f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
+            f"{len(few)} ({sum(len(dev[language]) for language in few)} lines) {least:.1%}; "
             f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
             f"{ours_speed:,.0f} lines/s on one core.", ""]
     out += speed_table(shlex.split(args.laser), sets, args.model)
