@@ -6,6 +6,9 @@ parity fixture stands for a model of another space."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -137,3 +140,19 @@ def test_an_index_refuses_queries_of_another_space(home, rows, tmp_path):
     with pytest.raises(laser.LaserError, match="the index holds 576-d vectors but the queries "
                                                "are 3-d"):
         index.search(np.ones((2, 3), dtype=np.float32))
+
+
+def test_the_model_choice_note_comes_once_a_process_at_the_callers_line(home, tmp_path):
+    script = tmp_path / "use.py"
+    script.write_text("import laser\n"
+                      f"src, trg = {GERMAN!r}, {ENGLISH!r}\n"
+                      "laser.mine(src, trg, 'de', 'en')\n"
+                      "laser.mine(src, trg, 'de', 'en')\n"
+                      "laser.score(src, trg, 'de', 'en')\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env={**os.environ, "LASER_HOME": str(home)})
+    assert run.returncode == 0, run.stderr
+    notes = [line for line in run.stderr.splitlines() if "ModelChoiceWarning" in line]
+    assert len(notes) == 2 and len(set(notes)) == 2  # one for each language, once
+    assert all(line.startswith(f"{script}:3: ModelChoiceWarning: using the shipped default "
+                               "model") for line in notes)

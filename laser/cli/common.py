@@ -4,6 +4,7 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
+import os
 import sys
 import warnings
 from typing import TYPE_CHECKING, Optional, Sequence
@@ -34,9 +35,50 @@ COMMAND_MODULES = {
 }
 
 
+class LaserCommand(click.Command):
+    """A click command that says in laser's one line why it got more arguments than it takes:
+    most often a shell's expansion of an unquoted glob meant as one input."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        allowed, ctx.allow_extra_args = ctx.allow_extra_args, True
+        try:
+            rest = super().parse_args(ctx, args)
+        finally:
+            ctx.allow_extra_args = allowed
+        if ctx.args and not allowed and not ctx.resilient_parsing:
+            raise LaserError(extra_arguments_message(self, ctx))
+        return rest
+
+
+def extra_arguments_message(command: click.Command, ctx: click.Context) -> str:
+    """What is wrong with the arguments past those `command` takes, and what to do."""
+    names = [param.human_readable_name for param in command.params
+             if isinstance(param, click.Argument)]
+    taken = f"{len(names)} argument{'s' * (len(names) != 1)} ({' '.join(names)})" \
+        if names else "no argument"
+    shown = " ".join(ctx.args[:3]) + (" ..." if len(ctx.args) > 3 else "")
+    message = (f"{ctx.command_path} takes {taken}, and got {len(ctx.args)} more ({shown})")
+    if any(os.path.lexists(arg) for arg in ctx.args):
+        each = (f"{names[0]} and {names[1]} are one argument each" if len(names) == 2 else
+                "each input is one argument")
+        message += (f": did a shell expand an unquoted glob? {each}: quote the glob "
+                    "('DIR/*.gz') for laser to expand it, or pass a directory or @LIST")
+    return message
+
+
+class LaserSubgroup(click.Group):
+    """A group of commands under a laser command (`laser knn build`), whose commands are
+    LaserCommands."""
+
+    command_class = LaserCommand
+
+
 class LaserGroup(click.Group):
     """A click group that loads each command's module on demand, and prints LaserError (and
     broken pipes) as one line, not a traceback."""
+
+    command_class = LaserCommand
+    group_class = LaserSubgroup
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_MODULES)

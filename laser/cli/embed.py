@@ -16,7 +16,7 @@ from .options import ray_options
     "laser embed paragraphs.en -o paragraphs.npy --lang en --documents --pooling max",
     "laser embed mixed.txt -o mixed.npy --lang auto --lang-out mixed.lang"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+@click.option("--output", "-o", required=True,
               help="Output file (.npy, or headerless with --format raw); '-': standard output "
                    "(then no OUTPUT.json).")
 @click.option("--lang", "-l", required=True,
@@ -25,7 +25,7 @@ from .options import ray_options
                    "auto: each line's language identified (docs/language-id.md), the line "
                    "preprocessed as it and, with --model laser2, embedded by its language's "
                    "LASER3 encoder when downloaded.")
-@click.option("--lang-out", type=click.Path(dir_okay=False), default=None,
+@click.option("--lang-out", default=None,
               help="With --lang auto: write each line's identified language here, one per line "
                    "(as `laser lid` prints it).")
 @model_options

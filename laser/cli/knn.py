@@ -25,7 +25,7 @@ def knn() -> None:
     "laser knn build en.txt --lang en -o en.index --index HNSW32",
     "laser knn build en.raw --dim 1024 -o en.index --metric ip"))
 @click.argument("source", metavar="INPUT")
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+@click.option("--output", "-o", required=True,
               help="Index file; its metadata goes to INDEX.json ('-': the index to standard "
                    "output, no metadata).")
 @click.option("--index", "factory", default="Flat", show_default=True,
@@ -171,7 +171,7 @@ def info(index_path):
     "laser knn graph en.txt --lang en -k 5 -o en.graph.npz",
     "laser knn graph big.npy -k 10 --index IVF4096,Flat --nprobe 64 -o big.graph.npz"))
 @click.argument("source", metavar="INPUT")
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+@click.option("--output", "-o", required=True,
               help="Graph file: a scipy.sparse CSR matrix (.npz), metadata in OUTPUT.json ('-': "
                    "the graph to standard output, no metadata).")
 @click.option("-k", type=click.IntRange(min=1), default=10, show_default=True,

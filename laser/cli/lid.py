@@ -12,7 +12,7 @@ from .options import lid_model_option
     "laser lid - --top 3 < web.txt",
     "laser lid tweets.txt --lid-model openlid.bin -o languages.tsv"))
 @click.argument("input_path", metavar="INPUT", type=click.Path(allow_dash=True))
-@click.option("--output", "-o", default="-", show_default=True, type=click.Path(dir_okay=False),
+@click.option("--output", "-o", default="-", show_default=True,
               help="Output file ('-': standard output); a file appears only when complete.")
 @click.option("--top", "-k", type=click.IntRange(min=1), default=1, show_default=True,
               help="Guesses per line, likeliest first, each CODE<TAB>PROBABILITY.")

@@ -91,6 +91,9 @@ def _open_matrix(path: Path, dim: Optional[int], fp16: bool) -> np.ndarray:
     sidecar = read_sidecar(path)
     if npy.is_npy(path):
         return _open_npy(path, dim)
+    if path.suffix.lower() == ".npy" and not dim:
+        raise LaserError(f"{path}: not a .npy file (it does not start with a .npy header); "
+                         "for raw embeddings named .npy, pass their dimension with --dim")
     dim = dim or raw_dimension(path, sidecar)
     fp16 = fp16 or sidecar.get("dtype") == "float16"
     dtype = np.dtype(np.float16 if fp16 else np.float32)
@@ -174,6 +177,6 @@ def raw_dimension(path: Path, sidecar: dict) -> int:
     recorded = sidecar.get("dim")
     if isinstance(recorded, int) and recorded > 0:
         return recorded
-    raise LaserError(f"{path}: raw embeddings without a {path.name}.json sidecar: pass their "
+    raise LaserError(f"{path}: raw embeddings without a sidecar ({path.name}.json): pass their "
                      "dimension with --dim (1024 for the official LASER models, 576 for the "
                      "shipped default)")

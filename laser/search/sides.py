@@ -5,13 +5,12 @@ own, models of two spaces refused); one float32 row per sentence, always."""
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import LaserError
+from ..errors import LaserError, ModelChoiceWarning, warn_caller
 from ..io.embeddings import open_embeddings
 from ..models.options import ModelOptions
 from ..models.resolve import ModelRequest, choose_models
@@ -69,7 +68,7 @@ def side_rows(sides: Sequence[Side], against: Optional[Origin] = None,
     facing = [ModelRequest(origin=against)] * bool(against)  # named first in refusals
     choices = choose_models(options, facing + requests)[len(facing):]
     for note in dict.fromkeys(choice.note for choice in choices if choice and choice.note):
-        warnings.warn(note, stacklevel=3)
+        warn_caller(note, ModelChoiceWarning)
     found = []
     for side, request, choice, encoder in zip(sides, requests, choices,
                                               encoder_loaders(choices, options, notes=False)):

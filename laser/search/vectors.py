@@ -52,7 +52,8 @@ class Vectors:
         finite = np.isfinite(block).all(axis=1)
         if not finite.all():
             bad = int(rows[int(np.argmin(finite))])
-            raise LaserError(f"{self.name}: embedding row {bad + 1} holds NaN or infinity")
+            raise LaserError(f"{self.name}: embedding row {bad} (counted from 0, "
+                             "as `ids` outputs count) holds NaN or infinity")
         if self.normalize:
             faiss.normalize_L2(block)
         return block

@@ -78,7 +78,9 @@ def keys_in_file(path: str) -> list[str]:
 
 def check_key(key: str) -> None:
     """A key a client can send in a header: visible ASCII, no spaces."""
-    if not key or not all("!" <= char <= "~" for char in key):
+    if not key:
+        raise LaserError("an API key is empty; give a key of printable ASCII without spaces")
+    if not all("!" <= char <= "~" for char in key):
         raise LaserError("an API key must be printable ASCII without spaces")
 
 

@@ -163,7 +163,7 @@ def test_raw_dimension_comes_from_the_sidecar(tmp_path):
     assert "indexed 400 x 80 vectors" in result.stderr
     (tmp_path / "fr.raw.json").unlink()
     line = one_error_line(run("knn", "build", raw, "-o", tmp_path / "again.index"))
-    assert "fr.raw: raw embeddings without a fr.raw.json sidecar: pass their dimension with --dim" \
+    assert "fr.raw: raw embeddings without a sidecar (fr.raw.json): pass their dimension with --dim" \
         in line
 
 

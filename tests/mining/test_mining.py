@@ -280,7 +280,7 @@ def test_final_line_without_newline_keeps_its_last_character_and_unifies(tmp_pat
     ("lines", "src.txt has 6 lines but .*src.npy holds 7 embeddings"),
     ("dim", "src.npy has dimension 16 but .*trg.npy has 8"),
     ("empty", "trg.txt: empty corpus"),
-    ("raw", "src.raw: raw embeddings without a src.raw.json sidecar: pass their dimension with --dim"),
+    ("raw", r"src.raw: raw embeddings without a sidecar \(src.raw.json\): pass their dimension with --dim"),
     ("stdin", "pass a file, not '-'"),
 ])
 def test_bad_input_is_one_clear_error_and_no_output(tmp_path, problem, message):

@@ -100,7 +100,7 @@ def test_vectors_select_rows_normalise_and_refuse_nan():
     np.testing.assert_allclose(picked, matrix[[3, 1]] / np.linalg.norm(matrix[[3, 1]], axis=1,
                                                                        keepdims=True), rtol=1e-6)
     matrix[2, 1] = np.nan
-    with pytest.raises(LaserError, match="emb.npy: embedding row 3 holds NaN"):
+    with pytest.raises(LaserError, match=r"emb.npy: embedding row 2 \(counted from 0, as `ids` outputs count\) holds NaN"):
         Vectors(matrix, name="emb.npy").block(0, 4)
 
 

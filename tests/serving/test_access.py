@@ -175,3 +175,5 @@ def test_a_key_file_without_keys_or_missing_is_one_line(tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
     spaced = serve(tmp_path, "--api-key", "two words", "--port", "0")
     assert spaced.returncode == 1 and "printable ASCII without spaces" in spaced.stderr
+    empty_key = serve(tmp_path, "--api-key", "", "--port", "0")
+    assert empty_key.returncode == 1 and "an API key is empty" in empty_key.stderr
