@@ -57,7 +57,8 @@ def extra_arguments_message(command: click.Command, ctx: click.Context) -> str:
     taken = f"{len(names)} argument{'s' * (len(names) != 1)} ({' '.join(names)})" \
         if names else "no argument"
     shown = " ".join(ctx.args[:3]) + (" ..." if len(ctx.args) > 3 else "")
-    message = (f"{ctx.command_path} takes {taken}, and got {len(ctx.args)} more ({shown})")
+    path = " ".join(["laser", *ctx.command_path.split()[1:]])  # as run, whatever argv[0] was
+    message = (f"{path} takes {taken}, and got {len(ctx.args)} more ({shown})")
     if any(os.path.lexists(arg) for arg in ctx.args):
         each = (f"{names[0]} and {names[1]} are one argument each" if len(names) == 2 else
                 "each input is one argument")
