@@ -15,8 +15,10 @@ import numpy as np
 
 from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
+from .io.bad_lines import BadLines
 from .io.embeddings import FORMATS, EmbeddingWriter
 from .io.sidecar import check_sidecar_replaceable, write_sidecar
+from .io.sources import FAIL
 from .io.text import check_input, count_lines, read_lines
 from .lid.files import languages_output, write_batch
 from .lid.model import Ranked, shipped_model_path
@@ -51,9 +53,11 @@ def encode_sentences(encoder: Encoder, lines: list[str], lang: str) -> EmbeddedC
 @dataclass(frozen=True)
 class EmbedOptions:
     """How `embed_file` works: language, `npy` or headerless `raw`, float16, progress bar on
-    stderr, the provenance sidecar OUTPUT.json, chunk size, preprocessing ahead of encoding, and
+    stderr, the provenance sidecar OUTPUT.json, chunk size, preprocessing ahead of encoding,
     what a line is (`encode`: one sentence by default; `laser.apps.documents` embeds whole
-    documents)."""
+    documents) and what becomes of lines that are not UTF-8 text (`bad_lines`: fail, replace,
+    or skip, which leaves rows for the lines kept only, for callers that read the lines again
+    the same way, as `laser dedup`; it counts them for the sidecar)."""
 
     lang: str
     fmt: str = "npy"
@@ -65,6 +69,7 @@ class EmbedOptions:
     rows: str = "sentences"  # what a row is, recorded in the sidecar
     prefetch: bool = True  # preprocess the next chunk in a background thread while one encodes
     lang_out: Optional[str] = None  # with lang `auto`: each line's identified languages, here
+    bad_lines: BadLines = field(default_factory=BadLines)
 
 
 @dataclass
@@ -96,6 +101,8 @@ class EmbedReport:
     languages: Optional[dict] = None
     seconds: float = field(default=0.0, compare=False)
     laser_version: str = __version__
+    # with --bad-lines replace: the policy, how many lines had bad bytes replaced, the first few
+    bad_lines: Optional[dict] = None
 
     def summary(self) -> str:
         """One line for stderr: rows, shape, time, speed and the model used (its directory),
@@ -138,10 +145,12 @@ def chunk_sizes(largest: int) -> Iterator[int]:
         size = min(2 * size, largest)
 
 
-def _chunks(path: str, largest: int, show: bool) -> Iterator[list[str]]:
-    """The lines of `path` in chunks growing to `largest` lines, counted on a progress bar."""
+def _chunks(path: str, largest: int, show: bool,
+            bad: BadLines = FAIL) -> Iterator[list[str]]:
+    """The lines of `path` (read as `bad` says) in chunks growing to `largest` lines, counted
+    on a progress bar."""
     with _progress(path, show) as bar:
-        lines = read_lines(path)
+        lines = read_lines(path, bad)
         for size in chunk_sizes(largest):
             chunk = list(itertools.islice(lines, size))
             if not chunk:
@@ -227,13 +236,14 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     counts: Counter = Counter()
     with EmbeddingWriter(output_path, encoder.dim, fmt=options.fmt, dtype=dtype) as writer, \
             languages_output(options.lang_out) as languages:
-        chunks = _chunks(input_path, options.chunk_lines, options.progress)
+        chunks = _chunks(input_path, options.chunk_lines, options.progress, options.bad_lines)
         _write_behind(writer, counted_languages(_embedded_chunks(encoder, chunks, options),
                                                 counts, languages))
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
-        **language_fields(options, counts, encoder.files), seconds=time.perf_counter() - started)
+        **language_fields(options, counts, encoder.files), seconds=time.perf_counter() - started,
+        bad_lines=options.bad_lines.record() if options.bad_lines.policy != "fail" else None)
     finish_report(report, options)
     return report
 

@@ -10,6 +10,8 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
+from ..io.sources import FAIL
 from ..io.text import count_lines, read_lines
 from ..search.approximate import ApproximateSearch
 from ..search.vectors import Neighbours, Vectors
@@ -83,17 +85,21 @@ def check_lines(text_path: str, rows: int) -> None:
         raise LaserError(f"{text_path} has {lines} lines but there are {rows} embeddings")
 
 
-def write_deduplicated(text_path: str, duplicates: Duplicates, outputs: DedupOutputs) -> None:
-    """Stream `text_path` once: kept lines to `outputs.kept`, their ids to `outputs.kept_ids`,
-    and `dropped_id original_id score dropped_text original_text` rows to `outputs.report`."""
-    check_lines(text_path, len(duplicates.original))
+def write_deduplicated(text_path: str, duplicates: Duplicates, outputs: DedupOutputs,
+                       bad: BadLines = FAIL) -> None:
+    """Stream `text_path` once (its lines read as `bad` says, as they were to embed them): kept
+    lines to `outputs.kept`, their ids to `outputs.kept_ids`, and `dropped_id original_id score
+    dropped_text original_text` rows to `outputs.report`."""
+    if bad.policy != "skip":  # skipped lines have no row
+        check_lines(text_path, len(duplicates.original))
     originals = set(duplicates.original[duplicates.original >= 0].tolist())
     texts: dict[int, str] = {}
     with ExitStack() as stack:
         kept, ids, report = (stack.enter_context(atomic_text_output(path)) if path else None
                              for path in (outputs.kept, outputs.kept_ids, outputs.report))
         for number, (text, original, score) in enumerate(zip(
-                read_lines(text_path), duplicates.original.tolist(), duplicates.score.tolist())):
+                read_lines(text_path, BadLines(bad.policy)),  # counted once, by the embedding
+                duplicates.original.tolist(), duplicates.score.tolist())):
             if number in originals:
                 texts[number] = text
             if original < 0:

@@ -5,7 +5,8 @@ import click
 
 from ..errors import LaserError
 from .common import encoder_loader, examples, main, model_options
-from .options import approximate_options, dim_option, fp16_option, quiet_option
+from .options import (approximate_options, bad_lines_option, dim_option, fp16_option,
+                      quiet_option, say_bad_lines)
 
 
 @main.command(epilog=examples(
@@ -28,9 +29,10 @@ from .options import approximate_options, dim_option, fp16_option, quiet_option
 @dim_option
 @fp16_option
 @model_options
+@bad_lines_option()
 @quiet_option
 def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approximate, dim, fp16,
-          quiet, model):
+          bad_lines, quiet, model):
     """Remove near-duplicate lines of INPUT: a line goes when an earlier line among its k nearest
     neighbours has a cosine of at least --threshold with it, so the first of each group stays."""
     from ..apps.dedup import (DedupOptions, DedupOutputs, check_lines, deduplicate,
@@ -45,13 +47,18 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     outputs = DedupOutputs(output, kept_ids, report)
     for path in filter(None, (output, kept_ids, report)):
         check_output_path(path)
+    if bad_lines.policy == "skip" and (embeddings or kept_ids or report):
+        raise LaserError("--bad-lines skip cannot go with --embeddings, --kept-ids or --report, "
+                         "which count every line; use --bad-lines replace")
     source = EmbeddingSource(text, embeddings, lang, dim, fp16)
     encoder = None if embeddings else encoder_loader(model, lang, source=text)
-    with sentence_embeddings(source, encoder, work_dir(output)) as (matrix, name):
-        check_lines(text, matrix.shape[0])
+    with sentence_embeddings(source, encoder, work_dir(output), bad_lines) as (matrix, name):
+        if bad_lines.policy != "skip":
+            check_lines(text, matrix.shape[0])
         duplicates = deduplicate(Vectors(matrix, name=name),
                                  DedupOptions(threshold, k, approximate), progress=not quiet)
-    write_deduplicated(text, duplicates, outputs)
+    write_deduplicated(text, duplicates, outputs, bad_lines)
+    say_bad_lines(bad_lines)
     if duplicates.unsure:
         click.echo(f"laser: warning: {duplicates.unsure} kept lines have all {k} neighbours at or "
                    f"above the threshold, so an earlier duplicate may lie beyond them; raise -k",

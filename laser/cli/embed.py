@@ -8,7 +8,7 @@ import click
 from ..apps.documents import POOLINGS
 from ..errors import LaserError
 from .common import encoder_spec, examples, load_encoder, main, model_options
-from .options import ray_options
+from .options import bad_lines_option, ray_options, say_bad_lines, say_kept_work
 
 
 @main.command(epilog=examples(
@@ -42,9 +42,10 @@ from .options import ray_options
 @click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
               help="With --documents: how the sentence rows of a line are pooled.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
+@bad_lines_option("replace")
 @ray_options
 def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, pooling, quiet,
-          distributed, model):
+          bad_lines, distributed, model):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     INPUT may also be a directory, a quoted glob or @LIST (a file of paths, one a line): the
@@ -60,14 +61,20 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     check_job(input_path, output)
     check_binary_output(output, f"embeddings ({fmt})")
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
-                                 lang_out=lang_out)
+                                 lang_out=lang_out, bad_lines=bad_lines)
     check_lang_out(embed_options)
     if distributed:
         if documents:
             raise LaserError("--documents does not run on --ray yet; embed documents in one process")
-        from ..distributed.ray_runner import embed_file_on_ray
-        report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), input_path, output,
-                                        embed_options, distributed)
+        if bad_lines.policy != "fail":
+            raise LaserError("--bad-lines replace does not run on --ray yet; embed in one process")
+        from ..distributed.ray_runner import default_work_dir, embed_file_on_ray
+        try:
+            report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), input_path,
+                                            output, embed_options, distributed)
+        except (LaserError, KeyboardInterrupt):
+            say_kept_work(distributed.work_dir or default_work_dir(output))
+            raise
         summary = f"{report.summary()}; {run.summary()}"
     else:
         if documents:
@@ -80,6 +87,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
         if documents:
             summary += (f"\npooled {splitter.sentences} sentences into {report.rows} document "
                         f"rows ({pooling})")
+    say_bad_lines(bad_lines)
     if not quiet:
         click.echo(summary, err=True)
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import time
 from typing import Optional
 
 import click
@@ -14,8 +16,8 @@ from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
 from .common import examples, main, model_options, side_loaders
-from .options import (approximate_options, bitext_inputs, lid_model_option,
-                      staged_ray_options)
+from .options import (approximate_options, bad_lines_option, bitext_inputs, lid_model_option,
+                      say_bad_lines, say_kept_work, staged_ray_options)
 
 
 def _warn(message: str) -> None:
@@ -119,16 +121,22 @@ def _runner(distributed):
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Text encoding (only UTF-8; accepted for compatibility).")
 @click.option("--gpu", is_flag=True, hidden=True, help="Accepted for compatibility; ignored.")
-@click.option("--verbose", is_flag=True, help="Progress bars, counts and a summary of the written scores on stderr.")
+@click.option("--verbose", is_flag=True,
+              help="Also say each side's model and space, and the distribution of the written "
+                   "scores, on stderr.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress, resume note or summary on stderr.")
 @click.option("--lid-filter", is_flag=True,
               help="Drop mined pairs whose source is not identified as --src-lang or whose "
                    "target is not identified as --trg-lang (language ID; --mode mine).")
 @lid_model_option
+@bad_lines_option()
 @model_options
 @staged_ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
                  output_format, provenance, candidates, approximate, legacy_line_map, encoding,
-                 gpu, verbose, lid_filter, lid_model, distributed, shard_lines, work_dir, model):
+                 gpu, verbose, quiet, lid_filter, lid_model, bad_lines, distributed, shard_lines,
+                 work_dir, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
@@ -146,9 +154,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..mining.output import PairFormat, PairTexts, WrittenPairs, write_pair_chunks
     from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
                                            mine_in_stages)
-    from ..mining.summary import ScoreSummary
     from ..mining.unify import UnifyOptions
-    from ..distributed.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
@@ -157,35 +163,76 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     if unify_by != "line" and not unify:
         raise LaserError("--unify-by goes with --unify")
     UnifyOptions(unify_by)
+    _check_skip(bad_lines.policy, mode, provenance, (src, trg))
     encoders = side_loaders(model, src, trg)
     warn_unchecked((src, trg), encoders)
-    if verbose:
+    if verbose and not quiet:
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
-                       _runner(distributed), verbose)
+                       _runner(distributed), not quiet)
+    started = time.perf_counter()
     try:
         with _ray_held(distributed):
             mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
-                                   options, CorpusOptions(unify, unify_by, legacy_line_map), work)
-    except LaserError:
-        if not work_dir and not holds_finished_tasks(work.work_dir):
-            shutil.rmtree(work.work_dir, ignore_errors=True)  # nothing a re-run would reuse
+                                   options, CorpusOptions(unify, unify_by, legacy_line_map,
+                                                                bad_lines.policy), work)
+        keep = None
+        if languages:
+            from ..mining.language_filter import language_filter
+            keep = language_filter(languages)
+        written = write_pair_chunks(output, mined.chunks(),
+                                    PairTexts(mined.src_files.texts(), mined.trg_files.texts()),
+                                    mined.src, mined.trg, how, keep, WrittenPairs(verbose))
+    except (LaserError, KeyboardInterrupt):
+        _keep_or_remove(work.work_dir, removable=not work_dir)
         raise
-    keep = None
-    if languages:
-        from ..mining.language_filter import language_filter
-        keep = language_filter(languages)
-    written = write_pair_chunks(output, mined.chunks(), PairTexts(mined.src_files.texts(),
-                                                                 mined.trg_files.texts()),
-                                mined.src, mined.trg, how, keep, WrittenPairs(verbose))
     if not work_dir:
         shutil.rmtree(work.work_dir, ignore_errors=True)
+    for files in (mined.src_files, mined.trg_files):
+        found = files.record.get("bad_lines") or {}
+        bad_lines.merge(found.get("count", 0), found.get("named", []))
+    say_bad_lines(bad_lines)
+    if not quiet:
+        _summary(src, trg, mined, written, output, time.perf_counter() - started,
+                 bool(languages), verbose)
+
+
+def _check_skip(policy: str, mode: str, provenance: bool, sides) -> None:
+    """--bad-lines skip numbers the lines kept: refuse it where every line needs its own number
+    (--mode score pairs line i with line i; --provenance names each line's file line; an
+    embeddings file has one row per line)."""
+    if policy != "skip":
+        return
+    if mode == "score":
+        raise LaserError("--bad-lines skip goes with --mode mine or search (--mode score pairs "
+                         "line i with line i); use --bad-lines replace")
+    if provenance:
+        raise LaserError("--bad-lines skip cannot go with --provenance, which names each line's "
+                         "own line number; use --bad-lines replace")
+    for side in sides:
+        if side.embeddings:
+            raise LaserError(f"--bad-lines skip cannot go with {side.option}embeddings, which "
+                             "hold one row per line; use --bad-lines replace")
+
+
+def _keep_or_remove(work_dir: str, removable: bool) -> None:
+    """After an error or an interrupt: say that the finished work in `work_dir` was kept, or
+    remove the folder when it holds none and is laser's own (`removable`)."""
+    if not say_kept_work(work_dir) and removable:
+        shutil.rmtree(work_dir, ignore_errors=True)  # nothing a re-run would reuse
+
+
+def _summary(src, trg, mined, written, output: str, seconds: float, filtered: bool,
+             verbose: bool) -> None:
+    """What was read and written, on stderr (with `verbose`, the scores' distribution too)."""
+    from ..mining.summary import ScoreSummary
+    from ..pipeline import duration_text
+    click.echo(f"{_counts(src.text, mined.src)}; {_counts(trg.text, mined.trg)}", err=True)
+    if filtered:
+        click.echo(f"dropped {written.dropped} pairs whose source or target is identified as "
+                   "another language (--lid-filter)", err=True)
+    target = "standard output" if output == "-" else output
+    click.echo(f"wrote {written.count} lines to {target} in {duration_text(seconds)}", err=True)
     if verbose:
-        click.echo(f" - {_counts(src.text, mined.src)}; {_counts(trg.text, mined.trg)}",
-                   err=True)
-        if languages:
-            click.echo(f" - dropped {written.dropped} pairs whose source or target is "
-                       "identified as another language (--lid-filter)", err=True)
-        click.echo(f" - wrote {written.count} lines to {output}", err=True)
         click.echo(f" - {ScoreSummary.of(written.all_scores()).line()}", err=True)

@@ -1,11 +1,10 @@
 """`laser download` and `laser models`."""
 from __future__ import annotations
 
-from typing import Optional
-
 import click
 
 from .common import examples, main
+from .options import human_size
 
 
 @main.command(epilog=examples(
@@ -69,17 +68,3 @@ def print_table(rows: list[tuple[str, ...]]) -> None:
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]
         click.echo("  ".join(cells))
-
-
-def human_size(size: Optional[int]) -> str:
-    """Bytes as B, KiB, MiB or GiB with one decimal; '?' when unknown."""
-    if size is None:
-        return "?"
-    if size < 1024:
-        return f"{size} B"
-    value, unit = size / 1024, "KiB"
-    for bigger in ("MiB", "GiB"):
-        if value < 1024:
-            break
-        value, unit = value / 1024, bigger
-    return f"{value:.1f} {unit}"

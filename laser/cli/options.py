@@ -1,12 +1,15 @@
-"""Option groups shared by several commands: raw embedding layout, progress, approximate k-NN,
-and the two sides of a bitext."""
+"""Option groups shared by several commands (raw embedding layout, progress, approximate k-NN,
+the two sides of a bitext) and what they say alike (sizes, kept work)."""
 from __future__ import annotations
 
 import functools
+import os
+from typing import Optional
 
 import click
 
 from ..errors import LaserError
+from ..io.bad_lines import BAD_LINE_POLICIES, BadLines
 
 dim_option = click.option("--dim", type=click.IntRange(min=1), default=None,
                           help="Dimension of raw headerless embeddings (default: from their .json "
@@ -124,3 +127,62 @@ lid_model_option = click.option(
     "--lid-model", type=click.Path(dir_okay=False), default=None,
     help="A fastText language-ID model (labels __label__xxx_Scrp: GlotLID, OpenLID, NLLB's "
          "LID-218) instead of the shipped one.")
+
+
+def human_size(size: Optional[int]) -> str:
+    """Bytes as B, KiB, MiB or GiB with one decimal; '?' when unknown."""
+    if size is None:
+        return "?"
+    if size < 1024:
+        return f"{size} B"
+    value, unit = size / 1024, "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"
+
+
+def say_kept_work(root: str | os.PathLike) -> bool:
+    """After an interrupt or an error: one line on stderr saying that the finished work in
+    `root` was kept, how big it is, and how to resume or remove it; False (nothing said) when
+    it holds none."""
+    from ..distributed.kept_work import directory_bytes, holds_finished_work
+    if not (os.path.isdir(root) and holds_finished_work(root)):
+        return False
+    click.echo(f"laser: kept the finished work in {root} ({human_size(directory_bytes(root))}): "
+               f"the same command resumes from it; rm -r {root} removes it", err=True)
+    return True
+
+
+BAD_LINE_HELP = {"fail": "fail: stop with an error naming the file and line",
+                 "skip": "skip: drop such lines (counted, the first few named)",
+                 "replace": "replace: decode them with U+FFFD for each bad byte"}
+
+
+def bad_lines_option(*choices: str):
+    """--bad-lines (fail by default, else one of `choices`: skip, replace) for lines that are
+    not UTF-8 text, passed on as `bad_lines`, a BadLines that counts the lines it skips or
+    replaces for the command to report (`say_bad_lines`)."""
+    offered = ("fail", *(choices or BAD_LINE_POLICIES[1:]))
+
+    def decorate(command):
+        @click.option("--bad-lines", type=click.Choice(BAD_LINE_POLICIES), default="fail",
+                      show_default=True,
+                      help="Lines that are not UTF-8 text (invalid UTF-8, a NUL byte). "
+                           + "; ".join(BAD_LINE_HELP[choice] for choice in offered) + ".")
+        @functools.wraps(command)
+        def wrapper(*args, bad_lines, **kwargs):
+            if bad_lines not in offered:
+                raise LaserError(f"--bad-lines {bad_lines}: not here, where every line keeps "
+                                 f"its place (one row a line); choose {' or '.join(offered)}")
+            return command(*args, bad_lines=BadLines(bad_lines, "--bad-lines", offered),
+                           **kwargs)
+        return wrapper
+    return decorate
+
+
+def say_bad_lines(bad_lines: BadLines) -> None:
+    """One warning line on stderr of the lines skipped or replaced, if any."""
+    if summary := bad_lines.summary():
+        click.echo(f"laser: warning: {summary}", err=True)

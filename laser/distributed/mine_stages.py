@@ -6,7 +6,8 @@ in-memory case: the same stages, the same bytes."""
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -20,6 +21,7 @@ from ..search.vectors import check_same_dim
 from ..mining.corpus import Corpus, check_not_empty, check_side_input, corpus_vectors
 from ..mining.mine import MineOptions
 from ..mining.retrieval import CHUNK_PAIRS, Pairs
+from ..io.bad_lines import BadLines
 from ..io.sources import expand
 from ..mining.unify import FANOUT_BITS
 from .mine_tasks import (ApproximateShard, EmbedSentences, ExactShard, MarginShard,
@@ -36,18 +38,20 @@ SIDES = ("src", "trg")
 
 @dataclass(frozen=True)
 class CorpusOptions:
-    """How lines become sentences: --unify (by `unify_by`) or the legacy line map."""
+    """How lines become sentences: --unify (by `unify_by`) or the legacy line map, and what
+    becomes of lines that are not UTF-8 text (`bad_lines`: fail, skip or replace)."""
 
     unify: bool = False
     unify_by: str = "line"
     legacy_line_map: bool = False
+    bad_lines: str = "fail"
 
 
 @dataclass(frozen=True)
 class WorkOptions:
     """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
-    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and progress
-    bars."""
+    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and whether
+    progress (and what a resumed run found done) is shown on stderr."""
 
     work_dir: str
     shard_lines: int = SHARD_LINES
@@ -78,25 +82,59 @@ def _ranges(rows: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, rows)) for start in range(0, rows, size)]
 
 
+@dataclass
+class ResumeNote:
+    """What a re-run found done in the work directory (tasks kept of all, by stage), said in one
+    line on stderr before its first new task, or at the end when nothing was left to do."""
+
+    work_dir: str
+    show: bool = True
+    stages: dict[str, list[int]] = field(default_factory=dict)
+    said: bool = False
+
+    def found(self, stage: str, kept: int, total: int) -> None:
+        counts = self.stages.setdefault(stage, [0, 0])
+        counts[0] += kept
+        counts[1] += total
+
+    def say(self) -> None:
+        if self.show and not self.said and any(kept for kept, _ in self.stages.values()):
+            print(self.line(), file=sys.stderr, flush=True)
+        self.said = True
+
+    def line(self) -> str:
+        kept = [name if kept == total else f"{name} ({kept} of {total} tasks)"
+                for name, (kept, total) in self.stages.items() if kept]
+        return f"laser: mine: resuming in {self.work_dir}: already done: {', '.join(kept)}"
+
+
 class StagedMine:
     """The stages of one `laser mine` in `work.work_dir`."""
 
     def __init__(self, work: WorkOptions):
         self.work = work
         self.root = Path(work.work_dir)
+        self.resumed = ResumeNote(work.work_dir, work.progress)
 
     def stage(self, name: str, depends: dict) -> Stage:
         return Stage.open(self.root / name, depends)
 
     def run(self, stage: Stage, tasks: list) -> None:
-        run_stage(stage, tasks, self.work.runner, self.work.progress, stage.directory.name)
+        missing = sum(1 for task in tasks if not stage.is_done(task))
+        self.resumed.found(stage.directory.name, len(tasks) - missing, len(tasks))
+        if missing:
+            self.resumed.say()
+        run_stage(stage, tasks, self.work.runner, self.work.progress,
+                  f"mine {stage.directory.name}")
 
     def split(self, side: str, spec: str, corpus: CorpusOptions) -> tuple[Stage, SplitSideFiles]:
         stage = self.stage(f"{side}-split", {"input": fingerprint(spec), **asdict(corpus),
                                              "shard_lines": self.work.shard_lines})
         plan = SplitPlan(str(stage.directory), self.work.shard_lines, corpus.unify,
-                         corpus.legacy_line_map, corpus.unify_by)
-        if not stage.is_done(RecordSplit("record", {}, plan.directory, ())):
+                         corpus.legacy_line_map, corpus.unify_by, corpus.bad_lines)
+        if stage.is_done(RecordSplit("record", {}, plan.directory, ())):
+            self.resumed.found(stage.directory.name, 1, 1)
+        else:
             self._split(stage, spec, plan)
         return stage, SplitSideFiles.read(str(stage.directory))
 
@@ -127,7 +165,11 @@ class StagedMine:
         self.run(stage, texts)
         shards = [{key: stage.done[task.name][key] for key in ("lines", "size", "digest")}
                   for task in texts]
-        record = {"spec": spec, "lines": starts[-1],
+        bad = BadLines(plan.bad_lines)
+        for task in reads:
+            bad.merge(stage.done[task.name].get("bad_lines", 0),
+                      stage.done[task.name].get("bad_named", []))
+        record = {"spec": spec, "lines": starts[-1], "bad_lines": bad.record(),
                   "sentences": stage.done[number.name]["sentences"],
                   "files": [path for path, count in zip(paths, lines) if count],
                   "file_starts": [start for start, count in zip(starts, lines) if count],
@@ -225,6 +267,7 @@ def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
             task = MergeRuns("merge", tuple(runs), greedy, options.threshold, src_dir, trg_dir,
                              stage.path("pairs.bin"))
     staged.run(stage, [task])
+    staged.resumed.say()
     return Mined(splits[0][1].corpus(), splits[1][1].corpus(), task.output, splits[0][1],
                  splits[1][1])
 

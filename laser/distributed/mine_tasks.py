@@ -24,6 +24,7 @@ from ..search.approximate import ApproximateSearch, check_found, rescored
 from ..search.exact import exact_knn, merge_neighbours
 from ..search.index import add_rows, search, trained_index
 from ..search.vectors import Neighbours, Vectors
+from ..io.bad_lines import BadLines
 from ..io.sources import file_lines
 from ..mining.corpus import Corpus, corpus_arrays
 from ..mining.margins import Candidates, margin
@@ -74,13 +75,15 @@ class OneOutput:
 @dataclass(frozen=True)
 class SplitPlan:
     """How a side is split: into `directory`, text shards of `shard_lines` lines, its lines
-    grouped into sentences with --unify (by `unify_key`) or for the legacy line map."""
+    grouped into sentences with --unify (by `unify_key`) or for the legacy line map, lines
+    that are not UTF-8 text failed, skipped or replaced (`bad_lines`)."""
 
     directory: str
     shard_lines: int
     unify: bool = False
     legacy_line_map: bool = False
     unify_key: str = "line"
+    bad_lines: str = "fail"
 
     @property
     def grouped(self) -> bool:
@@ -146,12 +149,14 @@ class ReadFile:
 
     def run(self) -> dict:
         text = _PlainText(self.prefix)
-        lines = text.tee(file_lines(self.path))
+        bad = BadLines(self.plan.bad_lines, "--bad-lines")
+        lines = text.tee(file_lines(self.path, bad))
         if self.plan.grouped:
             count = partition_lines(lines, self.plan.unify_options(), self.prefix)
         else:
             count = sum(1 for _ in lines)
-        return {"lines": count, "size": text.size}
+        return {"lines": count, "size": text.size, "bad_lines": bad.count,
+                "bad_named": bad.named}
 
 
 @dataclass(frozen=True)

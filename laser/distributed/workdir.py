@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Protocol
 
-from tqdm import tqdm
-
 from ..errors import LaserError
 from .shards import read_json
 from ..io.atomic import atomic_text_output
 from ..io.sources import expand
+from ..progress import task_progress
 
 MANIFEST = "manifest.json"
 
@@ -118,8 +117,7 @@ def run_stage(stage: Stage, tasks: Iterable[Task], runner: Runner = in_process,
     if not missing:
         return
     started = time.perf_counter()
-    with tqdm(total=len(missing), unit="shard", desc=what or stage.directory.name, leave=False,
-              disable=None if progress else True) as bar:
+    with task_progress(progress, what or stage.directory.name, len(missing)) as bar:
         def done(task: Task, record: dict, cpu_s: float) -> None:
             stage.mark_done(task, record, cpu_s)
             bar.update()
@@ -140,11 +138,6 @@ def fingerprint(spec: str) -> list:
             raise LaserError(f"{path}: {(error.strerror or str(error)).lower()}") from None
         found.append([os.path.abspath(path), status.st_size, status.st_mtime_ns])
     return found
-
-
-def holds_finished_tasks(root: str | os.PathLike) -> bool:
-    """Whether any stage under `root` recorded a finished task (something a re-run reuses)."""
-    return any(read_json(path).get("done") for path in Path(root).glob(f"*/{MANIFEST}"))
 
 
 def checked_file(path: str, what: Optional[str] = None) -> str:

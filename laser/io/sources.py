@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import BinaryIO, Callable, Iterable, Iterator, Optional, TypeVar
 
 from ..errors import LaserError, located
+from .bad_lines import BadLines
 
 STDIN = "-"
 T = TypeVar("T")
@@ -27,6 +28,7 @@ HEAD_BYTES = 10
 # What a corrupt or truncated stream raises as it is read (zstd's ZstdError is an Exception of
 # its own, added when a .zst file is opened).
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError)
+FAIL = BadLines()  # what a reader does with a bad line unless told otherwise
 
 
 def expand(spec: str | os.PathLike) -> list[str]:
@@ -190,18 +192,19 @@ def _stream_errors(kind: Optional[str]) -> tuple[type, ...]:
     return STREAM_ERRORS + (zstd_module().ZstdError,) if kind == "zstd" else STREAM_ERRORS
 
 
-def file_lines(path: str) -> Iterator[str]:
+def file_lines(path: str, bad: BadLines = FAIL) -> Iterator[str]:
     """The lines of one file (or stdin for '-'), decompressed as its magic bytes say, without
-    their '\\n'. Lines are split on '\\n' only (a final line without one is still a line); NUL
-    bytes, invalid UTF-8, a truncated or corrupt stream and a failed read are errors naming
-    the file and line."""
+    their '\\n'. Lines are split on '\\n' only (a final line without one is still a line); a
+    truncated or corrupt stream and a failed read are errors naming the file and line, and so
+    are NUL bytes and invalid UTF-8 unless `bad` skips or replaces them."""
     def numbered(name: str, stream: BinaryIO) -> Iterator[tuple[str, int]]:
-        for number, text in enumerate(decode_lines(name, stream, 1), 1):
+        for number, text in enumerate(decode_lines(name, stream, 1, bad), 1):
             yield text, number
     return _read_located(path, numbered)
 
 
-def file_line_blocks(path: str, block_bytes: int = 1 << 20) -> Iterator[tuple[bytes, int]]:
+def file_line_blocks(path: str, block_bytes: int = 1 << 20,
+                     bad: BadLines = FAIL) -> Iterator[tuple[bytes, int]]:
     """The lines of one file (or stdin for '-') as `file_lines` reads and checks them, a block
     of whole lines at a time: their UTF-8 bytes separated by '\\n' (none after the last), and
     how many lines."""
@@ -213,11 +216,14 @@ def file_line_blocks(path: str, block_bytes: int = 1 << 20) -> Iterator[tuple[by
                 rest += block
                 continue
             lines, rest = rest + block[:end], block[end + 1:]
-            checked = _checked_block(name, lines, number + 1)
-            number += checked[1]
-            yield checked, number
+            checked = _checked_block(name, lines, number + 1, bad)
+            number += lines.count(b"\n") + 1
+            if checked[1]:
+                yield checked, number
         if rest:
-            yield _checked_block(name, rest, number + 1), number + 1
+            checked = _checked_block(name, rest, number + 1, bad)
+            if checked[1]:
+                yield checked, number + 1
     return _read_located(path, blocks)
 
 
@@ -237,11 +243,13 @@ def _read_located(path: str, read: Callable[[str, BinaryIO], Iterator[tuple[T, i
             raise located(name, lines_read + 1, f"{what} ({_reason(error)})") from None
 
 
-def _checked_block(name: str, lines: bytes, first_number: int) -> tuple[bytes, int]:
-    """A block of lines and how many, once checked as `decode_lines` checks each line."""
+def _checked_block(name: str, lines: bytes, first_number: int,
+                   bad: BadLines = FAIL) -> tuple[bytes, int]:
+    """A block of lines and how many, once checked as `decode_lines` checks each line (the
+    lines `bad` skips left out, those it replaces re-encoded)."""
     if b"\x00" in lines or not _is_utf8(lines):
-        for _ in decode_lines(name, lines.split(b"\n"), first_number):
-            pass  # raises the error naming the line at fault
+        kept = list(decode_lines(name, lines.split(b"\n"), first_number, bad))
+        return "\n".join(kept).encode("utf-8"), len(kept)
     return lines, lines.count(b"\n") + 1
 
 
@@ -253,10 +261,10 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def read_line_blocks(spec: str) -> Iterator[tuple[bytes, int]]:
+def read_line_blocks(spec: str, bad: BadLines = FAIL) -> Iterator[tuple[bytes, int]]:
     """`read_lines` a block of whole lines at a time (see `file_line_blocks`)."""
     for path in expand(spec):
-        yield from file_line_blocks(path)
+        yield from file_line_blocks(path, bad=bad)
 
 
 def _reason(error: BaseException) -> str:
@@ -264,35 +272,41 @@ def _reason(error: BaseException) -> str:
     return text.rstrip(".").lower()
 
 
-def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int) -> Iterator[str]:
+def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int,
+                 bad: BadLines = FAIL) -> Iterator[str]:
     """Raw lines (numbered from `first_number`) as text without their '\\n'; NUL bytes and
-    invalid UTF-8 are errors naming file and line."""
+    invalid UTF-8 are errors naming file and line, unless `bad` skips or replaces them."""
     for number, raw in enumerate(raw_lines, first_number):
         if raw.endswith(b"\n"):
             raw = raw[:-1]
-        if b"\x00" in raw:
-            raise located(name, number, "contains a NUL byte; is this a text file?")
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise located(name, number, f"invalid UTF-8 at byte {error.start + 1}") from None
+        if b"\x00" not in raw:
+            try:
+                yield raw.decode("utf-8")
+                continue
+            except UnicodeDecodeError:
+                pass
+        text = bad.decoded(name, number, raw)
+        if text is not None:
+            yield text
 
 
-def read_lines(spec: str) -> Iterator[str]:
+def read_lines(spec: str, bad: BadLines = FAIL) -> Iterator[str]:
     """Yield the lines of a UTF-8 input without their '\\n': a file (or stdin for '-'), or the
     files of a directory, a glob or @LIST in order (see `expand`), each plain or compressed.
 
     Lines are split on '\\n' only, as the official tools split them; a final line without a
-    newline is still a line. Invalid UTF-8 and NUL bytes are errors naming file and line.
+    newline is still a line. Invalid UTF-8 and NUL bytes are errors naming file and line,
+    unless `bad` skips or replaces them (`laser.io.bad_lines`).
     """
     for path in expand(spec):
-        yield from file_lines(path)
+        yield from file_lines(path, bad)
 
 
-def located_lines(spec: str) -> Iterator[tuple[str, int, str]]:
-    """(file, 1-based line number in it, text) of every line of `spec`, in order."""
+def located_lines(spec: str, bad: BadLines = FAIL) -> Iterator[tuple[str, int, str]]:
+    """(file, 1-based line number in it among the lines kept, text) of every line of `spec`,
+    in order."""
     for path in expand(spec):
-        for number, text in enumerate(file_lines(path), 1):
+        for number, text in enumerate(file_lines(path, bad), 1):
             yield path, number, text
 
 

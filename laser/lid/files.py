@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional, TextIO
 
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.sources import read_line_blocks
 from ..io.text import check_input, count_lines
 from ..progress import progress_bar, shows_progress
@@ -15,11 +16,13 @@ from .model import Guess, Guesses, identifier
 
 @dataclass(frozen=True)
 class LidOptions:
-    """How `identify_file` runs: which model (None: the shipped one), how many guesses a line."""
+    """How `identify_file` runs: which model (None: the shipped one), how many guesses a line,
+    and what becomes of lines that are not UTF-8 text (`bad_lines`, which counts them)."""
 
     model: Optional[str] = None
     top: int = 1
     progress: bool = True
+    bad_lines: BadLines = field(default_factory=BadLines)
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class LidReport:
 def identify_file(input_path: str, output_path: str,
                   options: LidOptions = LidOptions()) -> LidReport:
     """Write the likeliest languages of each line of `input_path` ('-': stdin) to `output_path`
-    ('-': stdout; a file appears only when complete), one line per input line."""
+    ('-': stdout; a file appears only when complete), one line per input line (per line kept,
+    when `options.bad_lines` skips those that are not UTF-8 text)."""
     check_input(input_path)
     model = identifier(options.model)
     started = time.perf_counter()
@@ -44,7 +48,7 @@ def identify_file(input_path: str, output_path: str,
     lines = 0
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="lid") as bar:
-        for text, count in read_line_blocks(input_path):  # a block of lines at a time
+        for text, count in read_line_blocks(input_path, options.bad_lines):  # a block at a time
             out.write(model.guesses(text, count, options.top).tsv())
             lines += count
             bar.update(count)

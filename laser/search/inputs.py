@@ -13,7 +13,9 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import is_stream
+from ..io.bad_lines import BadLines
 from ..io.embeddings import open_embeddings
+from ..io.sources import FAIL
 from ..models.resolve import ModelRequest
 from ..models.spaces import Origin, embeddings_origin, model_origin
 
@@ -68,27 +70,31 @@ def loader_files(encoder: EncoderLoader) -> ModelFiles:
 
 
 @contextmanager
-def embedded_text(encoder, text_path: str, lang: str,
-                  workdir: Optional[str] = None) -> Iterator[np.ndarray]:
-    """Embed each line of a text file into a temporary .npy, memory-mapped (removed afterwards)."""
+def embedded_text(encoder, text_path: str, lang: str, workdir: Optional[str] = None,
+                  bad: BadLines = FAIL) -> Iterator[np.ndarray]:
+    """Embed each line of a text file (read as `bad` says) into a temporary .npy,
+    memory-mapped (removed afterwards)."""
     from ..pipeline import EmbedOptions, embed_file
     with tempfile.TemporaryDirectory(prefix=".laser-embed-", dir=workdir) as tmp:
         path = os.path.join(tmp, "embeddings.npy")
-        embed_file(encoder, text_path, path, EmbedOptions(lang, provenance=False))
+        embed_file(encoder, text_path, path, EmbedOptions(lang, provenance=False,
+                                                          bad_lines=bad))
         yield open_embeddings(path)
 
 
 @contextmanager
 def sentence_embeddings(source: EmbeddingSource, encoder: EncoderLoader,
-                        workdir: Optional[str] = None) -> Iterator[tuple[np.ndarray, str]]:
-    """(matrix, name) of one input: precomputed, or embedded now with `encoder()`."""
+                        workdir: Optional[str] = None,
+                        bad: BadLines = FAIL) -> Iterator[tuple[np.ndarray, str]]:
+    """(matrix, name) of one input: precomputed, or embedded now with `encoder()` (its lines
+    read as `bad` says)."""
     if source.embeddings:
         yield open_embeddings(source.embeddings, source.dim, source.fp16), source.embeddings
         return
     if not (source.text and source.lang):
         raise LaserError(f"{source.name}: pass {source.option}embeddings, or {source.option}lang "
                          "to embed it with the model")
-    with embedded_text(encoder(), source.text, source.lang, workdir) as matrix:
+    with embedded_text(encoder(), source.text, source.lang, workdir, bad) as matrix:
         yield matrix, source.text
 
 

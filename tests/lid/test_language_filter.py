@@ -35,7 +35,7 @@ def test_mine_lid_filter_drops_the_pairs_of_other_languages(tmp_path):
     expected = [row for row in every if toy.best([row[1], row[2]]) == ["fra_Latn", "eng_Latn"]]
     assert kept == expected
     assert any(row[1] in GERMAN for row in every) and not any(row[1] in GERMAN for row in kept)
-    assert (f" - dropped {len(every) - len(kept)} pairs whose source or target is identified "
+    assert (f"dropped {len(every) - len(kept)} pairs whose source or target is identified "
             "as another language (--lid-filter)") in result.stderr.splitlines()
 
 
