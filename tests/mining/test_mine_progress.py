@@ -73,7 +73,8 @@ def test_a_resumed_run_says_what_was_already_done(folder):
     lines = again.said
     assert lines[0] == (f"laser: mine: resuming in {work}: already done: src-split, trg-split, "
                         "knn, bwd, margins (5 of 6 tasks)")
-    assert lines[1].startswith("laser: mine runs: 6/6 shards")  # margins' one shard: no line
+    # margins' one shard was a moment (no line), and the runs after it were kept
+    assert lines[1].startswith(f"{CORPUS / 'src.txt'}: 600 lines") and len(lines) == 3
     done = _mine(folder, "--work-dir", work)
     assert done.said[0] == (f"laser: mine: resuming in {work}: already done: "
                                            "src-split, trg-split, knn, bwd, margins, runs, "
@@ -89,7 +90,8 @@ def test_an_error_after_finished_work_says_where_it_was_kept(folder, tmp_path):
     # the source side is split first: its error leaves nothing finished behind
     failed = _mine(folder, src=bad)
     assert failed.exit_code == 1
-    assert failed.said == [f"laser: error: {bad}:601: invalid UTF-8 at byte 4"]
+    assert failed.said == [f"laser: error: {bad}:601: invalid UTF-8 at byte 4 (--bad-lines skip "
+                           "drops such lines or replace decodes them with U+FFFD)"]
     assert not hidden.exists()
     bad.write_bytes((CORPUS / "src.txt").read_bytes())  # now the source splits; trg rows do not
     (folder / "trg.npy").write_bytes(b"damaged")

@@ -1,0 +1,154 @@
+"""--bad-lines: a line that is not UTF-8 text (invalid UTF-8, a NUL byte) stops the command by
+default with an error naming the option; `skip` drops it from mining, language ID and dedup,
+`replace` decodes it with U+FFFD (the only choice of `laser embed`, one row a line); both are
+counted, the first few named by file and line, on stderr and in embed's sidecar."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from laser.errors import LaserError
+from laser.io.bad_lines import NAMED_LINES, BadLines
+from laser.io.sources import file_line_blocks, located_lines, read_line_blocks, read_lines
+
+from conftest import laser_ok as ok, one_error_line, run_laser as run
+
+RAW = b"one\ncaf\xe9\nthree\nnul \x00 byte\nfive"
+WARNING = ("laser: warning: {done} 2 lines that are not UTF-8 text (--bad-lines {policy}): "
+           "{path}:2 (invalid UTF-8 at byte 4), {path}:4 (contains a NUL byte; is this a text "
+           "file?)")
+
+
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "web.txt"
+    path.write_bytes(RAW)
+    return path
+
+
+def test_fail_is_the_default_and_names_the_option_where_there_is_one(text):
+    with pytest.raises(LaserError, match=rf"^{text}:2: invalid UTF-8 at byte 4$"):
+        list(read_lines(str(text)))
+    with pytest.raises(LaserError, match=r":2: invalid UTF-8 at byte 4 \(--bad-lines skip drops "
+                                         r"such lines or replace decodes them with U\+FFFD\)$"):
+        list(read_lines(str(text), BadLines("fail", "--bad-lines")))
+    with pytest.raises(LaserError, match=r"\(--bad-lines replace decodes them with U\+FFFD\)$"):
+        list(read_lines(str(text), BadLines("fail", "--bad-lines", ("fail", "replace"))))
+    with pytest.raises(LaserError, match="unknown bad-line policy 'drop'"):
+        BadLines("drop")
+
+
+def test_skip_drops_and_counts_replace_decodes(text):
+    skipped = BadLines("skip")
+    assert list(read_lines(str(text), skipped)) == ["one", "three", "five"]
+    assert (skipped.count, skipped.named) == (2, [f"{text}:2 (invalid UTF-8 at byte 4)",
+                                                  f"{text}:4 (contains a NUL byte; is this a "
+                                                  "text file?)"])
+    replaced = BadLines("replace")
+    assert list(read_lines(str(text), replaced)) == ["one", "caf\ufffd", "three",
+                                                     "nul \ufffd byte", "five"]
+    assert replaced.count == 2
+    # a file's own line numbers, among the lines kept
+    assert [(number, line) for _, number, line in located_lines(str(text), BadLines("skip"))] \
+        == [(1, "one"), (2, "three"), (3, "five")]
+
+
+@pytest.mark.parametrize("block_bytes", [4, 1 << 20])
+def test_blocks_skip_and_replace_as_lines_do(tmp_path, text, block_bytes):
+    packed = tmp_path / "web.txt.gz"
+    packed.write_bytes(gzip.compress(RAW))
+    for path in (text, packed):
+        for policy in ("skip", "replace"):
+            blocks = list(file_line_blocks(str(path), block_bytes, BadLines(policy)))
+            lines = b"\n".join(block for block, _ in blocks).decode("utf-8").split("\n")
+            assert lines == list(read_lines(str(path), BadLines(policy)))
+            assert sum(count for _, count in blocks) == len(lines)
+    with pytest.raises(LaserError, match=":2: invalid UTF-8 at byte 4$"):
+        list(read_line_blocks(str(text), BadLines("fail")))
+
+
+def test_the_first_few_are_named_and_the_rest_counted(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"\xff\n" * (NAMED_LINES + 3))
+    skipped = BadLines("skip", "--bad-lines")
+    assert list(read_lines(str(path), skipped)) == []
+    assert skipped.summary() == (
+        f"skipped {NAMED_LINES + 3} lines that are not UTF-8 text (--bad-lines skip): "
+        + ", ".join(f"{path}:{n} (invalid UTF-8 at byte 1)" for n in range(1, NAMED_LINES + 1))
+        + ", and 3 more")
+    assert BadLines("skip").summary() is None
+
+
+def test_lid_skips_or_replaces(text):
+    failed = one_error_line(run("lid", text))
+    assert failed.endswith("(--bad-lines skip drops such lines or replace decodes them with "
+                           "U+FFFD)")
+    skipped = run("lid", text, "--bad-lines", "skip")
+    assert skipped.exit_code == 0 and len(skipped.stdout.splitlines()) == 3
+    assert WARNING.format(done="skipped", policy="skip", path=text) in skipped.stderr
+    replaced = run("lid", text, "--bad-lines", "replace")
+    assert len(replaced.stdout.splitlines()) == 5
+    assert WARNING.format(done="replaced bad bytes with U+FFFD in", policy="replace",
+                          path=text) in replaced.stderr
+
+
+def test_embed_replaces_only_and_records_it_in_the_sidecar(tmp_path, text):
+    out = tmp_path / "web.npy"
+    assert one_error_line(run("embed", text, "-l", "en", "-o", out, "--bad-lines", "skip")) == (
+        "laser: error: --bad-lines skip: not here, where every line keeps its place (one row a "
+        "line); choose fail or replace")
+    assert "(--bad-lines replace decodes them with U+FFFD)" in \
+        one_error_line(run("embed", text, "-l", "en", "-o", out, "-q"))
+    done = ok("embed", text, "-l", "en", "-o", out, "--bad-lines", "replace", "-q")
+    assert WARNING.format(done="replaced bad bytes with U+FFFD in", policy="replace",
+                          path=text) in done.stderr
+    assert np.load(out).shape[0] == 5
+    record = json.loads((tmp_path / "web.npy.json").read_text())["bad_lines"]
+    assert record == {"policy": "replace", "count": 2,
+                      "named": [f"{text}:2 (invalid UTF-8 at byte 4)",
+                                f"{text}:4 (contains a NUL byte; is this a text file?)"]}
+    clean = tmp_path / "clean.txt"
+    clean.write_text("one\n", encoding="utf-8")
+    ok("embed", clean, "-l", "en", "-o", out, "-q")
+    assert json.loads((tmp_path / "web.npy.json").read_text())["bad_lines"] is None
+
+
+def test_mine_skips_bad_lines_of_a_side_or_replaces_them(tmp_path):
+    src, trg = tmp_path / "fr.txt", tmp_path / "en.txt"
+    src.write_bytes(b"Le livre est sur la table.\nO\xf9 est la gare ?\nJ'aime le th\xc3\xa9.\n")
+    trg.write_text("The book is on the table.\nI like tea.\n", encoding="utf-8")
+    out = tmp_path / "mined.tsv"
+    sides = [src, trg, "--src-lang", "fr", "--trg-lang", "en", "-o", out]
+    assert "(--bad-lines skip drops such lines" in one_error_line(run("mine", *sides, "-q"))
+    skipped = ok("mine", *sides, "--bad-lines", "skip", "--output-format", "ids", "-q")
+    assert f"skipped 1 line that is not UTF-8 text (--bad-lines skip): {src}:2 (invalid UTF-8 " \
+           "at byte 2)" in skipped.stderr
+    # the lines kept are numbered: line 1 is the tea line, once the bad line 2 is dropped
+    assert {tuple(row.split("\t")[1:]) for row in out.read_text().splitlines()} == \
+        {("0", "0"), ("1", "1")}
+    ok("mine", *sides, "--bad-lines", "replace", "--output-format", "jsonl", "-q",
+       "--retrieval", "fwd")
+    assert "O\ufffd est la gare ?" in [json.loads(row)["src"]
+                                      for row in out.read_text().splitlines()]
+    for extra, why in ((["--provenance"], "--provenance"), (["--mode", "score"], "--mode score"),
+                       (["--trg-embeddings", tmp_path / "x.npy"], "--trg-embeddings")):
+        line = one_error_line(run("mine", *sides, "--bad-lines", "skip", *extra))
+        assert why in line and "use --bad-lines replace" in line
+
+
+def test_dedup_skips_bad_lines(tmp_path):
+    path = tmp_path / "dups.txt"
+    path.write_bytes(b"The book is on the table.\nThe book is on the table.\nbad \xff\n"
+                     b"I like tea.\n")
+    out = tmp_path / "kept.txt"
+    done = ok("dedup", path, "-l", "en", "-o", out, "--bad-lines", "skip")
+    assert out.read_text(encoding="utf-8") == "The book is on the table.\nI like tea.\n"
+    assert f"skipped 1 line that is not UTF-8 text (--bad-lines skip): {path}:3" in done.stderr
+    assert "use --bad-lines replace" in one_error_line(
+        run("dedup", path, "-l", "en", "-o", out, "--bad-lines", "skip", "--kept-ids",
+            tmp_path / "ids"))
+    ok("dedup", path, "-l", "en", "-o", out, "--bad-lines", "replace", "-q")
+    assert out.read_text(encoding="utf-8").splitlines()[1] == "bad \ufffd"
