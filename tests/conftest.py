@@ -72,6 +72,31 @@ def device(request) -> str:
     return name
 
 
+# The signals whose handlers a test may change (laser's commands run in this process install
+# some: SIGTERM and SIGHUP end them cleanly); each test's are restored after it.
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+INTERRUPTED = []  # set by a Ctrl-C, which an in-process `laser` command turns into its exit 130
+
+
+def _noting_interrupts(signum, frame):
+    INTERRUPTED.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """Every test ends with the signal handlers it began with, and a Ctrl-C stops the suite
+    even where a command run in this process caught it (`laser: interrupted`, exit 130)."""
+    previous = {signum: signal.getsignal(signum) for signum in HANDLED_SIGNALS}
+    if previous[signal.SIGINT] is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _noting_interrupts)
+    yield
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+    if INTERRUPTED:
+        pytest.exit("interrupted (Ctrl-C)", returncode=pytest.ExitCode.INTERRUPTED)
+
+
 @pytest.fixture(autouse=True)
 def empty_laser_home(tmp_path_factory, monkeypatch):
     """An empty download cache: commands pick a language's official model when it is downloaded
