@@ -369,7 +369,7 @@ async def root(request: Request, service: Service) -> tuple[Response, int]:
     Hugging Face's clients send a TEI URL's requests)."""
     if request.method == "POST":
         return await embed(request, service)
-    return HTMLResponse(page_html()), 0
+    return HTMLResponse(page_html(service.access.keys.required)), 0
 
 
 async def openapi(request: Request, service: Service) -> tuple[Response, int]:

@@ -8,6 +8,9 @@ from functools import lru_cache
 from importlib import resources
 
 
-@lru_cache(maxsize=1)
-def page_html() -> str:
-    return resources.files("laser.serving").joinpath("page.html").read_text("utf-8")
+@lru_cache(maxsize=2)
+def page_html(keys_required: bool = False) -> str:
+    """The page, told whether the server needs an API key (then it asks for one before any
+    call)."""
+    page = resources.files("laser.serving").joinpath("page.html").read_text("utf-8")
+    return page.replace("{{KEYS}}", "required" if keys_required else "none", 1)

@@ -110,7 +110,7 @@ def test_an_error_after_finished_work_says_where_it_was_kept(folder, tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_says_where_the_finished_work_was_kept(tmp_path):
     """A real SIGINT to a real run, once a stage has finished."""
-    lines = [f"Phrase numéro {i} de la longue liste." for i in range(4000)]
+    lines = [f"Phrase numéro {i} de la longue liste." for i in range(1500)]
     for name in ("fr.txt", "en.txt"):
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     # A child of a background job inherits an ignored SIGINT; a user's terminal gives the default.

@@ -105,10 +105,24 @@ def test_page_asks_for_the_key_and_keeps_it_in_the_tab_only(serving_dir, index_p
     try:
         browser.get(keyed.url + "/")
         wait_for(browser, "#key-box:not(.hidden)")
-        assert "API key" in browser.find_element(By.ID, "status").text
+        # asked first: the server is not called (so nothing is refused) before a key is typed
+        assert browser.find_element(By.ID, "status").text == ""
+        calls = ("return performance.getEntriesByType('resource').filter((entry) => "
+                 "entry.initiatorType === 'fetch').map((entry) => entry.name)")
+        assert browser.execute_script(calls) == []
+        assert browser.switch_to.active_element == browser.find_element(By.ID, "key")
+        browser.find_element(By.ID, "key").send_keys("wrong-key")
+        browser.find_element(By.ID, "use-key").click()
+        wait_for(browser, "#key-box:not(.hidden)")  # refused: asked again, and told why
+        status = browser.find_element(By.ID, "status")
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(browser, 60).until(lambda _: status.text)
+        assert "API key" in status.text
         browser.find_element(By.ID, "key").send_keys("page-key")
         browser.find_element(By.ID, "use-key").click()
         wait_for(browser, "#search:not(.hidden)")
+        assert [call.rsplit("/", 1)[1] for call in browser.execute_script(calls)] == \
+            ["info", "info"]  # the wrong key's call, then the right one's
         assert browser.find_element(By.ID, "models").text.startswith("Models: ")
         browser.find_element(By.ID, "compare").click()
         cells = wait_for(browser, "#matrix td", 9)
