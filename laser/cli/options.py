@@ -147,8 +147,8 @@ def say_kept_work(root: str | os.PathLike) -> bool:
     """After an interrupt or an error: one line on stderr saying that the finished work in
     `root` was kept, how big it is, and how to resume or remove it; False (nothing said) when
     it holds none."""
-    from ..distributed.kept_work import directory_bytes, holds_finished_work
-    if not (os.path.isdir(root) and holds_finished_work(root)):
+    from ..distributed.workdir import directory_bytes, holds_finished_tasks
+    if not (os.path.isdir(root) and holds_finished_tasks(root)):
         return False
     click.echo(f"laser: kept the finished work in {root} ({human_size(directory_bytes(root))}): "
                f"the same command resumes from it; rm -r {root} removes it", err=True)

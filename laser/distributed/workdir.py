@@ -140,6 +140,26 @@ def fingerprint(spec: str) -> list:
     return found
 
 
+def holds_finished_tasks(root: str | os.PathLike) -> bool:
+    """Whether the manifest of `root` (`laser embed --ray`) or of a stage under it (`laser
+    mine`) recorded a finished task (something a re-run reuses)."""
+    root = Path(root)
+    return any(read_json(path).get("done")
+               for path in (root / MANIFEST, *root.glob(f"*/{MANIFEST}")))
+
+
+def directory_bytes(root: str | os.PathLike) -> int:
+    """The size of the files under `root`, in bytes."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass  # removed meanwhile
+    return total
+
+
 def checked_file(path: str, what: Optional[str] = None) -> str:
     """A shard file a stage reads, or one line saying it is missing."""
     if not os.path.isfile(path):
