@@ -45,6 +45,8 @@ from .common import examples, main
               help="Most open connections and requests; more: 503.")
 @click.option("--max-k", type=click.IntRange(min=1), default=100, show_default=True,
               help="Most neighbours one /search query may ask for.")
+@click.option("--max-align-sentences", type=click.IntRange(min=1), default=1000,
+              show_default=True, help="Most sentences of each side of one /align request.")
 @click.option("--retry-after", type=click.IntRange(min=1), default=1, show_default=True,
               help="Seconds in the Retry-After header of a 429 or 503.")
 @click.option("--shutdown-timeout", type=click.IntRange(min=0), default=30, show_default=True,
