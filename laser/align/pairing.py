@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -37,14 +37,19 @@ class PairingOptions:
 
     chunks: int = 8
     candidates: int = 4
-    threshold: float = 0.5
-    good_bead: float = 0.6
+    threshold: float = 0.3
+    good_bead: float = 0.5
 
     def __post_init__(self) -> None:
         if self.chunks < 1 or self.candidates < 1:
             raise LaserError("document pairing needs at least 1 chunk and 1 candidate")
         if not 0.0 <= self.threshold <= 1.0:
             raise LaserError(f"--pair-threshold {self.threshold}: give a share from 0 to 1")
+
+
+def pairing_options(threshold: Optional[float] = None) -> PairingOptions:
+    """The default options, with `threshold` when given."""
+    return PairingOptions() if threshold is None else PairingOptions(threshold=threshold)
 
 
 @dataclass(frozen=True)
