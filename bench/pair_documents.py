@@ -19,7 +19,7 @@ prints pairing precision and recall for each language and over all:
 Thresholds are fixed in advance (not tuned on these collections); --seed draws the collections.
 
     python bench/pair_documents.py [--corpus ../shared/data/corpus]
-                                   [--langs deu,fra,spa,rus,ita,por,tur,pol] [--seed 1]
+                                   [--langs deu,fra,...] [--seed 1]
 """
 from __future__ import annotations
 
@@ -42,6 +42,9 @@ from laser.align.pairing import (DocumentMatch, PairingOptions, document_vectors
                                  one_to_one, pair_documents)
 from laser.encoder import Encoder  # noqa: E402
 from laser.search.vectors import unit_rows  # noqa: E402
+
+
+LANGS = "deu,fra,spa,rus,ita,por,tur,pol,jpn,cmn,ara,heb,hin,swh,vie,kor"
 
 
 @dataclass
@@ -140,7 +143,7 @@ def ratio(part: int, whole: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/corpus")
-    parser.add_argument("--langs", default="deu,fra,spa,rus,ita,por,tur,pol")
+    parser.add_argument("--langs", default=LANGS)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--drop", type=float, default=0.1)
     parser.add_argument("--merge", type=float, default=0.1)

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import LaserError, located
-from ..io.sources import file_lines, read_lines
+from ..io.sources import read_lines
 from ..distributed.workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
+from ..models.options import ModelOptions
+from .beads import AlignOptions
 from .collection import folder_names
+from .files import OutputOptions, align_files
+from .models import side_loaders
+from .overlaps import Embed
 
 if TYPE_CHECKING:
     from ..distributed.work import EncoderSpec
@@ -88,22 +93,34 @@ def pairs_from_folders(src_dir: str, trg_dir: str, out_dir: str) -> FolderPairs:
 @dataclass(frozen=True)
 class PairSettings:
     """What every pair's alignment shares: each side's language and model (how any process
-    loads it), the aligner's options, the output format and the score under which beads are
-    dropped from text outputs."""
+    loads it), the aligner's options and how beads are written."""
 
     src_lang: str
     trg_lang: str
     src_spec: EncoderSpec
     trg_spec: EncoderSpec
-    options: object  # laser.align.AlignOptions
-    fmt: str = "tsv"
-    min_score: Optional[float] = None
+    options: AlignOptions = AlignOptions()
+    output: OutputOptions = OutputOptions()
 
     def key(self) -> dict:
         """What the outputs depend on besides the documents."""
         return {"src_lang": self.src_lang, "trg_lang": self.trg_lang,
                 "src_model": self.src_spec.key(), "trg_model": self.trg_spec.key(),
-                "options": repr(self.options), "format": self.fmt, "min_score": self.min_score}
+                "options": asdict(self.options), "output": asdict(self.output)}
+
+    def embedders(self) -> tuple[Embed, Embed]:
+        return embedder(self.src_spec, self.src_lang), embedder(self.trg_spec, self.trg_lang)
+
+
+def side_specs(model: ModelOptions, langs: tuple[str, str],
+               own_models: tuple[Optional[str], Optional[str]],
+               sources: tuple[str, str]) -> tuple[EncoderSpec, EncoderSpec]:
+    """How any process (a Ray worker too) loads each side's model: the models `laser align`
+    chooses for one pair (`laser.align.models.side_loaders`), by their files."""
+    from ..distributed.work import EncoderSpec
+    from ..search.inputs import loader_files
+    loaders = side_loaders(model, langs, own_models, sources, notes=False)
+    return tuple(EncoderSpec(loader_files(loader), **model.running()) for loader in loaders)
 
 
 @functools.lru_cache(maxsize=2)
@@ -112,15 +129,15 @@ def _encoder(spec: EncoderSpec) -> Encoder:
     return spec.load()
 
 
-def embedder(spec: EncoderSpec, lang: str):
+def embedder(spec: EncoderSpec, lang: str) -> Embed:
     """The embedding function of a side: its texts' rows by its model, in its language."""
-    encoder = _encoder(spec)
-    return lambda texts: encoder.encode(list(texts), lang)
+    return lambda texts: _encoder(spec).encode(list(texts), lang)
 
 
 @dataclass(frozen=True)
 class AlignPair:
-    """The task of one document pair: idempotent, picklable, free of Ray."""
+    """The task of one document pair: idempotent, picklable, free of Ray; its output is the
+    bytes `laser align SRC TRG -o OUT` writes."""
 
     name: str
     pair: DocumentPair
@@ -130,17 +147,11 @@ class AlignPair:
         return [self.pair.out]
 
     def run(self) -> dict:
-        from . import align_sentences
-        from .formats import write_alignment
         settings = self.settings
-        src, trg = list(file_lines(self.pair.src)), list(file_lines(self.pair.trg))
-        beads = align_sentences(src, trg, embedder(settings.src_spec, settings.src_lang),
-                                embedder(settings.trg_spec, settings.trg_lang),
-                                settings.options)
-        written = write_alignment(self.pair.out, beads, src, trg, settings.fmt,
-                                  settings.min_score)
-        return {"src_sentences": len(src), "trg_sentences": len(trg), "beads": written.beads,
-                "dropped": written.dropped}
+        report = align_files(self.pair.src, self.pair.trg, self.pair.out, settings.embedders(),
+                             settings.options, settings.output)
+        return {"src_sentences": report.src_sentences, "trg_sentences": report.trg_sentences,
+                "beads": report.beads - report.dropped, "dropped": report.dropped}
 
 
 def pair_task(pair: DocumentPair, settings: PairSettings) -> AlignPair:

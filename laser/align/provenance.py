@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Sequence, TextIO
+from typing import Sequence
 
 from ..io.atomic import atomic_text_output
+from .beads import Bead
 from .collection import Document
+from .files import OutputOptions
+from .formats import Document as Sentences, jsonl_line, ladder_line, thinned, tsv_line
 from .pairing import DocumentMatch
 
 
@@ -28,49 +31,41 @@ def write_document_pairs(path: str, matches: Sequence[DocumentMatch],
             f.write(f"{src[match.src].name}\t{trg[match.trg].name}\t{match.score:.4f}\n")
 
 
-def _indices(side: tuple[int, ...]) -> str:
-    return ",".join(map(str, side))
+def _tsv(names: tuple[str, str], bead: Bead, src: Sentences, trg: Sentences) -> str:
+    """SRC_FILE, SRC_INDICES, TRG_FILE, TRG_INDICES (comma-separated), then the tsv columns."""
+    return (f"{names[0]}\t{','.join(map(str, bead.src))}\t{names[1]}\t"
+            f"{','.join(map(str, bead.trg))}\t{tsv_line(bead, src, trg)}")
 
 
-def _text(sentences: list[str], side: tuple[int, ...]) -> str:
-    return " ".join(sentences[i] for i in side)
+def _jsonl(names: tuple[str, str], bead: Bead, src: Sentences, trg: Sentences) -> str:
+    """The jsonl record with `src_document` and `trg_document` first."""
+    record = {"src_document": names[0], "trg_document": names[1],
+              **json.loads(jsonl_line(bead, src, trg))}
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _tsv(f: TextIO, names: tuple[str, str], bead, src: list[str], trg: list[str]) -> None:
-    """SRC_FILE, SRC_INDICES, TRG_FILE, TRG_INDICES, source text, target text, score."""
-    f.write(f"{names[0]}\t{_indices(bead.src)}\t{names[1]}\t{_indices(bead.trg)}\t"
-            f"{_text(src, bead.src)}\t{_text(trg, bead.trg)}\t{bead.score:.4f}\n")
-
-
-def _jsonl(f: TextIO, names: tuple[str, str], bead, src: list[str], trg: list[str]) -> None:
-    record = {"src_document": names[0], "trg_document": names[1], "src": list(bead.src),
-              "trg": list(bead.trg), "src_text": _text(src, bead.src),
-              "trg_text": _text(trg, bead.trg), "score": round(bead.score, 6)}
-    f.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-def _vecalign(f: TextIO, names: tuple[str, str], bead, src: list[str], trg: list[str]) -> None:
-    """SRC_FILE, TRG_FILE and the bead in Vecalign's ladder, `[i, j]:[k]:COST` (1 - score)."""
-    f.write(f"{names[0]}\t{names[1]}\t{list(bead.src)}:{list(bead.trg)}:"
-            f"{1.0 - bead.score:.6f}\n")
+def _vecalign(names: tuple[str, str], bead: Bead, src: Sentences, trg: Sentences) -> str:
+    """SRC_FILE, TRG_FILE and the bead's ladder line."""
+    return f"{names[0]}\t{names[1]}\t{ladder_line(bead, src, trg)}"
 
 
 WRITERS = {"tsv": _tsv, "jsonl": _jsonl, "vecalign": _vecalign}
 
 
 def write_document_beads(path: str, matches: Sequence[DocumentMatch], src: Sequence[Document],
-                         trg: Sequence[Document], fmt: str,
-                         min_score: float | None = None) -> WrittenBeads:
-    """Every pair's beads, pair after pair in source order; with `min_score`, the text formats
-    (tsv, jsonl) leave out weaker beads and count them (the ladder keeps every bead)."""
-    write, written = WRITERS[fmt], WrittenBeads()
+                         trg: Sequence[Document],
+                         output: OutputOptions = OutputOptions()) -> WrittenBeads:
+    """Every pair's beads, pair after pair in source order; with a minimum score, the text
+    formats leave out weaker beads and count them, as `laser align` does for one pair."""
+    line, written = WRITERS[output.format], WrittenBeads()
     with atomic_text_output(path) as f:
         for match in matches:
             names = (src[match.src].name, trg[match.trg].name)
+            sides = Sentences(src[match.src].sentences), Sentences(trg[match.trg].sentences)
             for bead in match.beads:
-                if fmt != "vecalign" and min_score is not None and bead.score < min_score:
+                if thinned(bead, output.format, output.min_score):
                     written.dropped += 1
                     continue
-                write(f, names, bead, src[match.src].sentences, trg[match.trg].sentences)
+                f.write(line(names, bead, *sides))
                 written.beads += 1
     return written

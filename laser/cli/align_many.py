@@ -93,6 +93,15 @@ def many_documents_options(command):
     return wrapper
 
 
+def many_settings(model, langs: tuple[str, str], own_models: tuple[Optional[str], Optional[str]],
+                  sources: tuple[str, str], options, output) -> PairSettings:
+    """What every pair shares: the languages, each side's model as any process loads it, the
+    aligner's `options` and the `output` options."""
+    from ..align.batch import PairSettings, side_specs
+    sources = tuple(source or name for source, name in zip(sources, ("SRC", "TRG")))
+    return PairSettings(*langs, *side_specs(model, langs, own_models, sources), options, output)
+
+
 def _runner(distributed: Optional[RayOptions]):
     if not distributed:
         from ..distributed.workdir import in_process
@@ -124,9 +133,10 @@ def align_many(src: Optional[str], trg: Optional[str], output: Optional[str],
         found = pairs_from_folders(src, trg, output)
         for side, names in ((src, found.src_only), (trg, found.trg_only)):
             if names:
-                _say(f"{len(names)} files of {side} have no same-named file on the other side "
-                     f"(skipped): {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}",
-                     quiet)
+                files = "1 file of" if len(names) == 1 else f"{len(names)} files of"
+                _say(f"{files} {side} {'has' if len(names) == 1 else 'have'} no same-named "
+                     f"file on the other side (skipped): {', '.join(names[:3])}"
+                     f"{', ...' if len(names) > 3 else ''}", quiet)
         pairs = found.pairs
         default_dir = Path(output) / WORK_DIR
     work_dir = Path(many.work_dir or default_dir)
@@ -141,28 +151,26 @@ def pair_and_align(src_dir: str, trg_dir: str, output: Optional[str], settings: 
                    many: ManyDocuments, quiet: bool) -> None:
     """--pair-documents: the pairs of two folders' documents (to --pairs-out), and the beads of
     every pair, with their documents and sentence indices, to -o."""
-    from ..align.batch import embedder
     from ..align.collection import read_collection
     from ..align.pairing import pair_documents, pairing_options
     from ..align.provenance import write_document_beads, write_document_pairs
+    from ..io.atomic import check_output_path
     if many.distributed or many.work_dir:
         raise LaserError("--ray and --work-dir go with --pairs or two folders, not "
                          "--pair-documents")
     if not output:
         raise LaserError("--pair-documents needs -o OUT, the file of the aligned sentences")
-    from ..io.atomic import check_output_path
+    options = pairing_options(many.pair_threshold)
     check_output_path(output)
     if many.pairs_out:
         check_output_path(many.pairs_out)
     src_documents, trg_documents = list(read_collection(src_dir)), list(read_collection(trg_dir))
-    matches = pair_documents(src_documents, trg_documents,
-                             embedder(settings.src_spec, settings.src_lang),
-                             embedder(settings.trg_spec, settings.trg_lang), settings.options,
-                             pairing_options(many.pair_threshold), progress=not quiet)
+    matches = pair_documents(src_documents, trg_documents, *settings.embedders(),
+                             settings.options, options, progress=not quiet)
     if many.pairs_out:
         write_document_pairs(many.pairs_out, matches, src_documents, trg_documents)
-    written = write_document_beads(output, matches, src_documents, trg_documents, settings.fmt,
-                                   settings.min_score)
+    written = write_document_beads(output, matches, src_documents, trg_documents,
+                                   settings.output)
     _say(f"{len(src_documents)} documents in {src_dir}, {len(trg_documents)} in {trg_dir}: "
          f"{len(matches)} pairs found; {written.beads} beads written to {output}"
          + (f", {written.dropped} dropped under --min-score" if written.dropped else ""), quiet)

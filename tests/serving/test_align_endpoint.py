@@ -35,9 +35,11 @@ def test_align_answers_the_beads_of_the_library(aligning_server):
         [(bead.src, bead.trg) for bead in expected]
     assert [b["score"] for b in beads] == pytest.approx([bead.score for bead in expected],
                                                         abs=1e-5)
-    merged = next(b for b in beads if len(b["src"]) == 2)
-    assert merged["src_text"] == "Es regnet heute. Ich bleibe zu Hause."
-    assert merged["trg_text"] == ENGLISH[2]
+    for bead in beads:
+        assert bead["src_text"] == " ".join(GERMAN[i] for i in bead["src"])
+        assert bead["trg_text"] == " ".join(ENGLISH[i] for i in bead["trg"])
+    assert sorted(i for b in beads for i in b["src"]) == list(range(len(GERMAN)))
+    assert sorted(i for b in beads for i in b["trg"]) == list(range(len(ENGLISH)))
 
 
 def test_align_takes_an_empty_side(aligning_server):
