@@ -7,8 +7,8 @@ quantisation, batching), `encoder` (the `Encoder` facade over both), `io` (sente
 embedding files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
 `training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair filter; also as
 `laser.classify`, `laser.documents`, ...), `distributed` (Ray), `serving` (`laser serve`) and
-`cli`. `laser.Encoder`, `laser.mine`, `laser.score`, `laser.Index` and `laser.identify` are the
-library's verbs
+`cli`. `laser.Encoder`, `laser.mine`, `laser.score`, `laser.Index`, `laser.identify` and
+`laser.align` (the `align` stage's package, callable) are the library's verbs
 (docs/python-api.md).
 """
 import importlib
@@ -25,7 +25,7 @@ APPLICATIONS = ("classify", "documents", "graph", "dedup", "paraphrase", "pair_f
 VERBS = {"Encoder": "encoder", "Index": "search.sentence_index", "mine": "mining.sentences",
          "score": "mining.sentences", "identify": "lid.files"}
 
-__all__ = ["Encoder", "Index", "LaserError", "__version__", "identify", "mine", "score",
+__all__ = ["Encoder", "Index", "LaserError", "__version__", "align", "identify", "mine", "score",
            *APPLICATIONS]
 
 
@@ -59,6 +59,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f".{VERBS[name]}", __name__), name)
     if name in APPLICATIONS:
         return importlib.import_module(f".apps.{name}", __name__)
+    if name == "align":  # the package of the stage, callable as the verb
+        return importlib.import_module(".align", __name__)
     raise AttributeError(f"module 'laser' has no attribute {name!r}")
 
 

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 # The module of `laser.cli` that defines each command: it is imported only when that command
 # runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
 COMMAND_MODULES = {
-    "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
-    "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
+    "align": "align", "classify": "classify", "dedup": "dedup", "download": "models",
+    "embed": "embed", "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
     "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
     "serve": "serve", "train": "train",
 }
