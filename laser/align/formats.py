@@ -53,11 +53,17 @@ def write_beads(out: TextIO, beads: Iterable[Bead], src: Document, trg: Document
     line = WRITERS[format]
     dropped = 0
     for bead in beads:
-        if min_score is not None and format in TEXT_FORMATS and bead.score < min_score:
+        if thinned(bead, format, min_score):
             dropped += 1
             continue
         out.write(line(bead, src, trg))
     return dropped
+
+
+def thinned(bead: Bead, format: str, min_score: float | None) -> bool:
+    """Whether `min_score` leaves the bead out: of the text formats only (the ladder keeps
+    every bead, so that it stays a whole alignment)."""
+    return min_score is not None and format in TEXT_FORMATS and bead.score < min_score
 
 
 def _indices(indices: tuple[int, ...]) -> str:

@@ -11,17 +11,27 @@ from .beads import AlignOptions, Bead
 from .overlaps import Embed
 
 
-def side_embedders(model: ModelOptions, langs: tuple[str, str],
-                   own_models: tuple[Optional[str], Optional[str]] = (None, None),
-                   sources: tuple[str, str] = ("the source document", "the target document"),
-                   notes: bool = True) -> tuple[Embed, Embed]:
-    """The embedding function of each side, its model chosen for both sides together and
-    loaded on first use (one encoder when both sides share a model)."""
+SOURCES = ("the source document", "the target document")
+
+
+def side_loaders(model: ModelOptions, langs: tuple[str, str],
+                 own_models: tuple[Optional[str], Optional[str]] = (None, None),
+                 sources: tuple[str, str] = SOURCES, notes: bool = True) -> list:
+    """The encoder of each side (an `EncoderLoader`), its model chosen for both sides together
+    and loaded on first use (one encoder when both sides share a model)."""
     from ..encoder import encoder_loaders
     from ..models.resolve import ModelRequest, choose_models
     requests = [ModelRequest(own, lang, source)
                 for own, lang, source in zip(own_models, langs, sources)]
-    loaders = encoder_loaders(choose_models(model, requests), model, notes=notes)
+    return encoder_loaders(choose_models(model, requests), model, notes=notes)
+
+
+def side_embedders(model: ModelOptions, langs: tuple[str, str],
+                   own_models: tuple[Optional[str], Optional[str]] = (None, None),
+                   sources: tuple[str, str] = SOURCES,
+                   notes: bool = True) -> tuple[Embed, Embed]:
+    """The embedding function of each side (`side_loaders`)."""
+    loaders = side_loaders(model, langs, own_models, sources, notes)
 
     def embedder(loader, lang: str) -> Embed:
         return lambda sentences: loader().encode(sentences, lang)

@@ -17,7 +17,7 @@ import click
 from ..errors import LaserError
 
 if TYPE_CHECKING:
-    from ..align.batch import PairSettings
+    from ..distributed.align_tasks import PairSettings
     from ..distributed.ray_runner import RayOptions
 
 WORK_DIR = ".laser-align.work"
@@ -97,7 +97,7 @@ def many_settings(model, langs: tuple[str, str], own_models: tuple[Optional[str]
                   sources: tuple[str, str], options, output) -> PairSettings:
     """What every pair shares: the languages, each side's model as any process loads it, the
     aligner's `options` and the `output` options."""
-    from ..align.batch import PairSettings, side_specs
+    from ..distributed.align_tasks import PairSettings, side_specs
     sources = tuple(source or name for source, name in zip(sources, ("SRC", "TRG")))
     return PairSettings(*langs, *side_specs(model, langs, own_models, sources), options, output)
 
@@ -121,7 +121,8 @@ def align_many(src: Optional[str], trg: Optional[str], output: Optional[str],
     folders (--pair-documents); progress and a summary on stderr unless `quiet`."""
     if many.pair_documents:
         return pair_and_align(src, trg, output, settings, many, quiet)
-    from ..align.batch import align_pairs, pairs_from_folders, pairs_from_list
+    from ..align.batch import pairs_from_folders, pairs_from_list
+    from ..distributed.align_tasks import align_pairs
     if not output and not many.pairs:
         raise LaserError("two folders need -o OUT_DIR, the folder of the aligned pairs")
     if many.pairs:
