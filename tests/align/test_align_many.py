@@ -146,3 +146,11 @@ def test_many_documents_options_are_checked(folders):
             ((str(tmp_path / "de"), str(tmp_path / "en")), "two folders need -o OUT_DIR, the folder of the aligned pairs")]:
         result = run_laser("align", *args, *LANGS)
         assert result.exit_code == 1 and one_error_line(result) == f"laser: error: {message}"
+
+
+def test_quiet_says_nothing(folders):
+    tmp_path, names = folders
+    result = laser_ok("align", str(tmp_path / "de"), str(tmp_path / "en"), *LANGS,
+                      "-o", str(tmp_path / "out"), "-q")
+    assert result.stderr == "" and result.stdout == ""
+    assert all((tmp_path / "out" / name).is_file() for name in names)
