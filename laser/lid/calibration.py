@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
+from ..text.languages import UNDETERMINED
 from .predictor import softmax_top
 
 SUFFIX = ".calibration.json"
@@ -103,6 +104,18 @@ def expected_calibration_error(probabilities: Sequence[float], correct: Sequence
     return float(gaps.sum() / counts.sum())
 
 
+def answers_error(codes: Sequence[Sequence[str]], probabilities: Sequence[Sequence[float]],
+                  gold: Sequence[str], bins: int = ECE_BINS) -> tuple[float, int]:
+    """The expected calibration error of a model's best answers (`Ranked`: each line's codes
+    and probabilities) against the gold labels, over the lines it answered (not `und`), and how
+    many it answered."""
+    answered = [(line_probabilities[0], line_codes[0] == label)
+                for line_codes, line_probabilities, label in zip(codes, probabilities, gold)
+                if line_codes and line_codes[0] != UNDETERMINED]
+    return (expected_calibration_error([p for p, _ in answered], [c for _, c in answered], bins),
+            len(answered))
+
+
 @dataclass(frozen=True)
 class Scored:
     """The lines a calibration is fitted on: each line's scores over the labels its script
@@ -154,7 +167,8 @@ def isotonic_points(probabilities: np.ndarray, correct: np.ndarray) -> tuple[tup
     """The points of a nondecreasing map from probability to the share of right answers:
     the lines sorted by probability, pooled into MAP_BINS groups of equal size, then adjacent
     groups that break the order pooled (pool adjacent violators); a point a group, at its
-    mean probability (groups of the same mean pooled too)."""
+    mean probability (groups of the same mean pooled too), and (0, 0) and (1, the last
+    group's share) at the ends."""
     order = np.argsort(probabilities, kind="stable")
     groups = np.array_split(order, min(MAP_BINS, len(order)))
     blocks = [[float(probabilities[group].sum()), float(correct[group].sum()), len(group)]
@@ -165,9 +179,13 @@ def isotonic_points(probabilities: np.ndarray, correct: np.ndarray) -> tuple[tup
         while len(pooled) > 1 and _violates(pooled[-2], pooled[-1]):
             last = pooled.pop()
             pooled[-1] = [a + b for a, b in zip(pooled[-1], last)]
-    xs = tuple(round(total / count, 6) for total, _, count in pooled)
-    ys = tuple(round(right / count, 6) for _, right, count in pooled)
-    return xs, ys
+    xs = [round(total / count, 6) for total, _, count in pooled]
+    ys = [round(right / count, 6) for _, right, count in pooled]
+    if xs[0] > 0:  # from (0, 0), to (1, the last share): no answer below the first group's
+        xs, ys = [0.0] + xs, [0.0] + ys
+    if xs[-1] < 1:
+        xs, ys = xs + [1.0], ys + [ys[-1]]
+    return tuple(xs), tuple(ys)
 
 
 def _violates(before: list[float], after: list[float]) -> bool:

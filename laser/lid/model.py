@@ -14,12 +14,12 @@ import numpy as np
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
 from . import fasttext_file
+from ..text.languages import UNDETERMINED
 from .calibration import Calibration, Scored, read_calibration
 from .predictor import LABEL_PREFIX, LINES_AT_ONCE, Columns, Predictor, batch_text
 from .scripts import allowed_labels, label_script, script_ids
 
 SHIPPED_FILE = "laser-lid.ftz"
-UNDETERMINED = "und"  # a line without letters, or without an answer (ISO 639-3 'undetermined')
 
 
 # Each line's likeliest codes and their probabilities, as two parallel lists of lists.
