@@ -16,7 +16,11 @@
  *   Unicode space as Python's str.split() sees them with `unicode_spaces`.
  *
  * Each distinct word's summed rows stay in a cache (emptied whenever it is full); one batch runs
- * at a time (a lock), without the GIL. */
+ * at a time (a lock), without the GIL.
+ *
+ * line_scripts(text, lines, table, out, han, kana, hangul, latin): each line's main script (the
+ * script decides first: laser/lid/scripts.py). decode, softmax_exp: a product-quantised matrix
+ * decoded, a softmax's exponentials. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
