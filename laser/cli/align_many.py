@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from ..errors import LaserError
+from .options import task_runner
 
 if TYPE_CHECKING:
     from ..distributed.align_tasks import PairSettings
@@ -102,14 +103,6 @@ def many_settings(model, langs: tuple[str, str], own_models: tuple[Optional[str]
     return PairSettings(*langs, *side_specs(model, langs, own_models, sources), options, output)
 
 
-def _runner(distributed: Optional[RayOptions]):
-    if not distributed:
-        from ..distributed.workdir import in_process
-        return in_process
-    from ..distributed.ray_tasks import ray_runner
-    return ray_runner(distributed)
-
-
 def _say(line: str, quiet: bool) -> None:
     if not quiet:
         click.echo(f" - {line}", err=True)
@@ -141,7 +134,7 @@ def align_many(src: Optional[str], trg: Optional[str], output: Optional[str],
         pairs = found.pairs
         default_dir = Path(output) / WORK_DIR
     work_dir = Path(many.work_dir or default_dir)
-    summary = align_pairs(pairs, settings, str(work_dir), _runner(many.distributed),
+    summary = align_pairs(pairs, settings, str(work_dir), task_runner(many.distributed),
                           progress=not quiet)
     if not many.work_dir:
         shutil.rmtree(work_dir, ignore_errors=True)

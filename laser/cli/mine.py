@@ -15,7 +15,7 @@ from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
 from .common import examples, main, model_options, side_loaders
 from .options import (approximate_options, bitext_inputs, lid_min_prob_option,
-                      lid_model_option, staged_ray_options)
+                      lid_model_option, staged_ray_options, task_runner)
 
 
 def _warn(message: str) -> None:
@@ -65,15 +65,6 @@ def _ray_held(distributed):
         return contextlib.nullcontext()
     from ..distributed.ray_runner import ray_runtime
     return ray_runtime(distributed.address)
-
-
-def _runner(distributed):
-    """Where the shard tasks run: in this process, or on Ray with --ray."""
-    if not distributed:
-        from ..distributed.workdir import in_process
-        return in_process
-    from ..distributed.ray_tasks import ray_runner
-    return ray_runner(distributed)
 
 
 @main.command("mine", epilog=examples(
@@ -167,7 +158,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
-                       _runner(distributed), verbose)
+                       task_runner(distributed), verbose)
     try:
         with _ray_held(distributed):
             mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
