@@ -57,7 +57,7 @@ def _encoder_specs(model, sides, encoders) -> tuple:
                  for side, encoder in zip(sides, encoders))
 
 
-def _ray_held(distributed):
+def ray_held(distributed):
     """Ray's runtime held for every stage with --ray."""
     if not distributed:
         return contextlib.nullcontext()
@@ -65,7 +65,7 @@ def _ray_held(distributed):
     return ray_runtime(distributed.address)
 
 
-def _runner(distributed):
+def shard_runner(distributed):
     """Where the shard tasks run: in this process, or on Ray with --ray."""
     if not distributed:
         from ..distributed.workdir import in_process
@@ -163,9 +163,9 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
-                       _runner(distributed), verbose)
+                       shard_runner(distributed), verbose)
     try:
-        with _ray_held(distributed):
+        with ray_held(distributed):
             mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
                                    options, CorpusOptions(unify, unify_by, legacy_line_map), work)
     except LaserError:

@@ -7,7 +7,7 @@ document, paragraph, sentence)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Iterator, Optional
 
 from ..errors import LaserError, located
@@ -39,8 +39,12 @@ class DocumentOptions:
         if self.format not in FORMATS:
             raise LaserError(f"unknown input format {self.format!r}; choose one of "
                              f"{', '.join(FORMATS)}")
-        if self.split and not self.lang:
-            raise LaserError("splitting sentences needs their language (--lang)")
+
+    def in_language(self, lang: Optional[str], option: str = "--lang") -> "DocumentOptions":
+        """These options for text in `lang` (which splitting sentences needs)."""
+        if self.split and not lang:
+            raise LaserError(f"--split-sentences needs the language of the text ({option})")
+        return replace(self, lang=lang)
 
 
 @dataclass(frozen=True)
