@@ -17,9 +17,9 @@ INPUT_FORMAT_HELP = (
     "whose documents are separated by blank lines. A document's lines are its paragraphs.")
 
 
-def document_options(split_default: bool = False):
-    """--input-format, --text-field and --split-sentences, passed on as one `documents`
-    DocumentOptions (its language set by the command: `in_language`)."""
+def document_options(split_default: bool = False, into: str = "documents"):
+    """--input-format, --text-field and --split-sentences, passed on as one DocumentOptions
+    named `into` (its language set by the command: `in_language`)."""
     def decorate(command):
         @click.option("--input-format", "input_format", type=click.Choice(FORMATS),
                       default="auto", show_default=True, help=INPUT_FORMAT_HELP)
@@ -31,9 +31,15 @@ def document_options(split_default: bool = False):
         @functools.wraps(command)
         def wrapper(*args, input_format, text_field, split_sentences, **kwargs):
             documents = DocumentOptions(input_format, text_field, split_sentences)
-            return command(*args, documents=documents, **kwargs)
+            return command(*args, **{into: documents}, **kwargs)
         return wrapper
     return decorate
+
+
+sentences_out_option = click.option(
+    "--sentences-out", type=click.Path(dir_okay=False), default=None,
+    help="With documents or --split-sentences: write each sentence read, with its file, "
+         "document (URL or record id), paragraph and sentence number (TSV), a line per row.")
 
 
 # The defaults of the filters, as CleaningOptions has them.

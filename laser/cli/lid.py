@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import click
 
+from ..text.languages import AUTO
 from .common import examples, main
+from .document_options import document_options, sentences_out_option
 from .options import lid_model_option
 
 
@@ -18,11 +20,21 @@ from .options import lid_model_option
               help="Guesses per line, likeliest first, each CODE<TAB>PROBABILITY.")
 @lid_model_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
-def lid(input_path, output, top, lid_model, quiet):
+@document_options()
+@sentences_out_option
+def lid(input_path, output, top, lid_model, quiet, documents, sentences_out):
     """Identify the language of each line of INPUT ('-' for stdin): one line out per line in,
     CODE<TAB>PROBABILITY (a FLORES-200 code such as fra_Latn; `und` with 0 for an empty line).
+
+    WARC/WET and JSON-lines files are documents: a line out for each of their paragraphs, or
+    with --split-sentences for each sentence (split by the rules of any language).
     """
+    from ..io.documents import sentence_input
     from ..lid.files import LidOptions, identify_file
-    report = identify_file(input_path, output, LidOptions(lid_model, top, progress=not quiet))
+    from ..search.inputs import work_dir
+    with sentence_input(input_path, documents.in_language(AUTO), work_dir(output),
+                        sentences_out) as sentences:
+        report = identify_file(sentences, output, LidOptions(lid_model, top,
+                                                             progress=not quiet))
     if not quiet:
         click.echo(report.summary(), err=True)

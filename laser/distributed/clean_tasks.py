@@ -23,7 +23,8 @@ import numpy as np
 
 from ..cleaning.filters import CleaningOptions, first_filter, language_kept, normalize
 from ..io.atomic import atomic_text_output
-from ..io.documents import Document, DocumentOptions, document_sentences, file_documents
+from ..io.documents import (Document, DocumentOptions, document_sentences, field_text,
+                            file_documents)
 from ..io.embeddings import save_array
 from ..io.sources import file_lines
 from ..io.text import batched
@@ -34,7 +35,6 @@ PARTITION_BITS = 4
 PARTITIONS = 1 << PARTITION_BITS
 NO_SITE = "-"  # the boilerplate key of a candidate whose document has no URL
 LID_BATCH = 8192
-_FIELD_BREAKS = str.maketrans("\t\n\r", "   ")
 
 
 def paragraph_key(site: str, paragraph: str) -> int:
@@ -59,11 +59,6 @@ def sentences_path(directory: str, index: int) -> str:
 
 def origins_path(directory: str, index: int) -> str:
     return os.path.join(directory, f"origins-{index:06d}.tsv")
-
-
-def field_text(text: str) -> str:
-    """A provenance field as one TSV field (tabs and line breaks as spaces)."""
-    return text.translate(_FIELD_BREAKS)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,14 @@ document, paragraph, sentence)."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Iterator, Optional
 
 from ..errors import LaserError, located
+from .atomic import atomic_text_output
 from .sources import (STDIN, display_name, error_reason, expand, file_lines, open_decompressed,
                       stream_errors)
 
@@ -22,6 +26,7 @@ HEAD_LINE_BYTES = 1 << 24
 # WARC records that hold a document's text; the others (warcinfo, request, metadata, revisit)
 # describe the crawl.
 TEXT_RECORDS = ("conversion", "resource", "response")
+_FIELD_BREAKS = str.maketrans("\t\n\r", "   ")
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,11 @@ class Origin:
 class Sentence:
     text: str
     origin: Origin
+
+    def tsv(self) -> str:
+        """The sentence and its provenance as a TSV line."""
+        return "\t".join(field_text(str(value)) for value in (self.text, *self.origin.fields())) \
+            + "\n"
 
 
 def input_format(path: str, options: DocumentOptions = DocumentOptions()) -> str:
@@ -190,6 +200,37 @@ def read_sentences(spec: str, options: DocumentOptions = DocumentOptions()) -> I
     """The sentences of an input's documents with their provenance, in order."""
     for document in read_documents(spec, options):
         yield from document_sentences(document, options)
+
+
+@contextmanager
+def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] = None,
+                   sentences_out: Optional[str] = None) -> Iterator[str]:
+    """A sentence file of an input for the commands that read one sentence a line: `spec`
+    itself when it is one (and is not to be split), else a temporary file (in `workdir`,
+    removed afterwards) of the sentences of its documents; `sentences_out` gets each of them
+    with its provenance (TSV: sentence, file, document, paragraph, sentence number)."""
+    if not is_document_input(spec, options):
+        if sentences_out:
+            raise LaserError("--sentences-out goes with documents or --split-sentences")
+        yield spec
+        return
+    with tempfile.TemporaryDirectory(prefix=".laser-sentences-", dir=workdir) as folder:
+        path = os.path.join(folder, "sentences.txt")
+        with open(path, "w", encoding="utf-8") as out, _origins_output(sentences_out) as origins:
+            for sentence in read_sentences(spec, options):
+                out.write(f"{sentence.text}\n")
+                if origins:
+                    origins.write(sentence.tsv())
+        yield path
+
+
+def _origins_output(path: Optional[str]):
+    return atomic_text_output(path) if path else nullcontext(None)
+
+
+def field_text(text: str) -> str:
+    """Text as one TSV field (tabs and line breaks as spaces)."""
+    return text.translate(_FIELD_BREAKS)
 
 
 def guarded(stream: BinaryIO, kind: Optional[str]) -> "GuardedStream":
