@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from ..cleaning.filters import CleaningOptions
 from ..io.atomic import atomic_text_output
@@ -64,8 +65,10 @@ def clean_in_stages(staged: StagedMine, side: str, spec: str, documents: Documen
     staged.run(stage, filters)
     files = tuple(os.path.abspath(sentences_path(directory, index)) for index in range(len(paths)))
     listing = stage.path("sentences.list")
-    with atomic_text_output(listing) as out:
-        out.writelines(f"{path}\n" for path in files)
+    text = "".join(f"{path}\n" for path in files)
+    if not os.path.isfile(listing) or Path(listing).read_text(encoding="utf-8") != text:
+        with atomic_text_output(listing) as out:
+            out.write(text)
     counts = Counter()
     for task in (*reads, *filters):
         counts.update({key: value for key, value in stage.done[task.name].items()
