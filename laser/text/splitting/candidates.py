@@ -7,8 +7,9 @@ from typing import NamedTuple
 
 # Full stops, question and exclamation marks of the world's scripts: Latin/Greek/Cyrillic,
 # the ellipsis, CJK (full and half width), Devanagari/Bengali dandas, Arabic and Urdu, Ethiopic,
-# Myanmar, Khmer, Tibetan, Armenian, N'Ko, Canadian syllabics, Georgian, Sinhala, Vai.
-TERMINALS = ".!?…‼⁇⁈⁉。！？｡．।॥؟۔።፧፨။។៕།༎։߹᙮჻෴꘎\u037e"
+# Myanmar, Khmer, Tibetan, Armenian (and the colon Armenian text often puts for its full stop),
+# N'Ko, Canadian syllabics, Georgian, Sinhala, Vai.
+TERMINALS = ".!?:…‼⁇⁈⁉。！？｡．।॥؟۔።፧፨။។៕།༎։߹᙮჻෴꘎\u037e"
 CLOSERS = "\"'”’»›)]}」』）】〉》〕〗〙〛］｝"
 # Full stops after which a sentence may start with no space between them.
 UNSPACED = "。！？｡．।॥؟።፧፨။។៕།"

@@ -1,0 +1,73 @@
+"""The boundary classifier: a logistic regression over the candidates' features, shipped as
+`laser/data/sentence-splitter.tsv.gz` (a JSON header line, then one FEATURE<TAB>WEIGHT a line)."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from ..languages import resolve
+from ..moses import nonbreaking_prefixes
+from .candidates import Candidate, candidates
+from .features import candidate_features, keyed
+
+SHIPPED = "data/sentence-splitter.tsv.gz"
+
+
+@dataclass
+class BoundaryModel:
+    """Feature weights, and the languages whose every space is a candidate (their text has no
+    full stops)."""
+
+    weights: dict[str, float]
+    spaced: frozenset[str] = frozenset()
+    header: dict = field(default_factory=dict)
+
+    def boundaries(self, line: str, lang: str) -> list[Candidate]:
+        """The candidates of a stripped line that end a sentence."""
+        found = candidates(line, spaces=lang in self.spaced)
+        if not found:
+            return []
+        prefixes = prefixes_of(lang)
+        weights = self.weights
+        return [candidate for candidate in found
+                if sum(weights.get(feature, 0.0) for feature in
+                       keyed(candidate_features(line, candidate, prefixes), lang)) > 0]
+
+    def save(self, path: str | os.PathLike) -> None:
+        header = {**self.header, "spaced": sorted(self.spaced)}
+        with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
+            out.write(json.dumps(header, ensure_ascii=False) + "\n")
+            for feature, weight in sorted(self.weights.items()):
+                out.write(f"{feature}\t{weight:.3g}\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "BoundaryModel":
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            header = json.loads(next(lines))
+            weights = {}
+            for line in lines:
+                feature, _, weight = line.rstrip("\n").rpartition("\t")
+                weights[feature] = float(weight)
+        return cls(weights, frozenset(header.pop("spaced")), header)
+
+
+@lru_cache(maxsize=None)
+def shipped_model() -> BoundaryModel:
+    """The model the package ships, loaded once."""
+    return BoundaryModel.load(Path(str(resources.files("laser").joinpath(SHIPPED))))
+
+
+@lru_cache(maxsize=None)
+def prefixes_of(lang: str) -> dict[str, int]:
+    """A language's Moses non-breaking prefixes (English ones where it has none), read once."""
+    return nonbreaking_prefixes(lang)
+
+
+def model_language(lang: str) -> str:
+    """The model's key of a language: its Moses code (ISO 639-1 where one exists)."""
+    return resolve(lang).moses
