@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import BinaryIO, Iterator, Optional
 
 from ..errors import LaserError, located
+from ..text.languages import AUTO as AUTO_LANG
 from .atomic import atomic_text_output
 from .sources import (STDIN, display_name, error_reason, expand, file_lines, open_decompressed,
                       stream_errors)
@@ -33,7 +34,8 @@ _FIELD_BREAKS = str.maketrans("\t\n\r", "   ")
 class DocumentOptions:
     """How an input is read as documents: its `format` (`auto`: told by its content, plain text
     being one document a line), the JSON field holding a record's text, and whether paragraphs
-    are split into sentences in `lang` (`split`)."""
+    are split into sentences in `lang` (`split`; lang `auto`: each paragraph's language
+    identified)."""
 
     format: str = AUTO
     text_field: str = "text"
@@ -190,10 +192,19 @@ def document_sentences(document: Document, options: DocumentOptions) -> Iterator
 
 
 def _splitter(options: DocumentOptions):
+    """Splits a paragraph into sentences in `options.lang`; with lang `auto`, in the language
+    identified for the paragraph (`und`: left whole)."""
     if not options.split:
         return lambda paragraph: [paragraph]
     from ..text.sentences import split_sentences
-    return lambda paragraph: split_sentences(paragraph, options.lang)
+    if options.lang != AUTO_LANG:
+        return lambda paragraph: split_sentences(paragraph, options.lang)
+    from ..lid.model import UNDETERMINED, identifier
+
+    def split(paragraph: str) -> list[str]:
+        lang = identifier().best([paragraph])[0]
+        return [paragraph] if lang == UNDETERMINED else split_sentences(paragraph, lang)
+    return split
 
 
 def read_sentences(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Sentence]:
