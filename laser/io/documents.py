@@ -91,11 +91,11 @@ class Sentence:
 
 
 def input_format(path: str, options: DocumentOptions = DocumentOptions()) -> str:
-    """The format of one file: `options.format`, else told by its first line (stdin, which
-    cannot be read twice: one document a line)."""
+    """The format of one file: `options.format`, else told by its first line (stdin, pipes and
+    FIFOs, which cannot be read twice: one document a line)."""
     if options.format != AUTO:
         return options.format
-    if path == STDIN:
+    if path == STDIN or not os.path.isfile(path):
         return LINES
     with open_decompressed(path) as (stream, kind):
         try:
