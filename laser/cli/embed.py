@@ -58,7 +58,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
-    from ..io.documents import sentence_input
+    from ..cleaning.sentences import sentence_input
     from ..io.terminal import check_binary_output
     from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
     from ..search.inputs import work_dir

@@ -56,7 +56,7 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     --split-sentences each sentence (the index then records no text: --sentences-out keeps it).
     """
     from ..io.atomic import check_output_path
-    from ..io.documents import sentence_input
+    from ..cleaning.sentences import sentence_input
     from ..io.sidecar import check_sidecar_replaceable
     from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output

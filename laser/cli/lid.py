@@ -29,7 +29,7 @@ def lid(input_path, output, top, lid_model, quiet, documents, sentences_out):
     WARC/WET and JSON-lines files are documents: a line out for each of their paragraphs, or
     with --split-sentences for each sentence (split by the rules of any language).
     """
-    from ..io.documents import sentence_input
+    from ..cleaning.sentences import sentence_input
     from ..lid.files import LidOptions, identify_file
     from ..search.inputs import work_dir
     with sentence_input(input_path, documents.in_language(AUTO), work_dir(output),

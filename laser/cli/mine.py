@@ -193,11 +193,10 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..mining.inputs import warn_unchecked
     from ..mining.mine import MineOptions
     from ..mining.output import PairFormat, WrittenPairs, write_pair_chunks
-    from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
-                                           mine_in_stages)
+    from ..distributed.mine_stages import CorpusOptions, mine_in_stages
+    from ..distributed.workdir import SHARD_LINES, WorkOptions, holds_finished_tasks
     from ..mining.summary import ScoreSummary
     from ..mining.unify import UnifyOptions
-    from ..distributed.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
     side_cleaning = _side_cleaning((src, trg), documents, cleaning, lid_model)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model, any(side_cleaning))

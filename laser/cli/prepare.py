@@ -41,8 +41,8 @@ def prepare(input_path, lang, output, documents, cleaning, lid_model, unify, uni
     file compressed or not. The counts of what each filter removed go to stderr and OUTPUT.json.
     """
     from ..cleaning.filters import CleaningOptions
-    from ..cleaning.prepare import PrepareOptions, prepare as prepare_input
-    from ..distributed.mine_stages import SHARD_LINES, WorkOptions
+    from ..distributed.prepare import PrepareOptions, prepare as prepare_input
+    from ..distributed.workdir import SHARD_LINES, WorkOptions
     from ..distributed.ray_runner import default_work_dir
     from ..distributed.workdir import holds_finished_tasks
     from ..io.atomic import check_output_path

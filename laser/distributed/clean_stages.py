@@ -15,8 +15,7 @@ from ..io.documents import DocumentOptions
 from ..io.sources import expand
 from .clean_tasks import (PARTITIONS, CleanFile, FilterFile, ResolveBoilerplate, origins_path,
                           sentences_path)
-from .mine_stages import StagedMine
-from .workdir import fingerprint
+from .workdir import Stage, WorkOptions, fingerprint, run_stage
 
 # Bumped when the stage's outputs change for the same inputs and options.
 CLEANING_VERSION = 1
@@ -42,27 +41,30 @@ class CleanedSide:
         return self.origins[self.files.index(file)]
 
 
-def clean_in_stages(staged: StagedMine, side: str, spec: str, documents: DocumentOptions,
+def clean_in_stages(work: WorkOptions, side: str, spec: str, documents: DocumentOptions,
                     cleaning: CleaningOptions) -> CleanedSide:
-    """Run (or resume) the cleaning stage of one input in `staged`'s work directory."""
+    """Run (or resume) the cleaning stage of one input (`side` names its folder) in the work
+    directory."""
     paths = expand(spec)
-    stage = staged.stage(f"{side}-clean", {"input": fingerprint(spec),
-                                           "documents": asdict(documents),
-                                           "cleaning": cleaning.record(),
-                                           "version": CLEANING_VERSION})
+    stage = Stage.open(Path(work.work_dir) / f"{side}-clean",
+                       {"input": fingerprint(spec), "documents": asdict(documents),
+                        "cleaning": cleaning.record(), "version": CLEANING_VERSION})
+
+    def run(tasks: list) -> None:
+        run_stage(stage, tasks, work.runner, work.progress, stage.directory.name)
     reads = [CleanFile(f"read-{index:06d}", path, stage.path(f"file-{index:06d}."), documents,
                        cleaning) for index, path in enumerate(paths)]
-    staged.run(stage, reads)
+    run(reads)
     resolves = [ResolveBoilerplate(f"boilerplate-{part:x}",
                                    tuple(task.keys_path(part) for task in reads),
                                    cleaning.boilerplate, stage.path(f"boilerplate-{part:x}.npy"))
                 for part in range(PARTITIONS)] if cleaning.boilerplate else []
-    staged.run(stage, resolves)
+    run(resolves)
     directory = str(stage.directory)
     filters = [FilterFile(f"filter-{index:06d}", f"{task.prefix}candidates.tsv",
                           tuple(resolve.output for resolve in resolves), cleaning, directory,
                           index) for index, task in enumerate(reads)]
-    staged.run(stage, filters)
+    run(filters)
     files = tuple(os.path.abspath(sentences_path(directory, index)) for index in range(len(paths)))
     listing = stage.path("sentences.list")
     text = "".join(f"{path}\n" for path in files)

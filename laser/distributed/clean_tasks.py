@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ..cleaning.filters import CleaningOptions, first_filter, language_kept, normalize
+from ..cleaning.sentences import document_sentences, field_text
 from ..io.atomic import atomic_text_output
-from ..io.documents import (Document, DocumentOptions, document_sentences, field_text,
-                            file_documents)
+from ..io.documents import Document, DocumentOptions, file_documents
 from ..io.embeddings import save_array
 from ..io.sources import file_lines
 from ..io.text import batched

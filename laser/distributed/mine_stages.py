@@ -29,10 +29,10 @@ from .mine_tasks import (ApproximateShard, EmbedSentences, ExactShard, MarginSha
                          RecordSplit, ResolvePartition, RunShard, ScoreLines, SearchLines,
                          SideVectors, SplitPlan, SplitSideFiles, TrainIndex, WriteTextShard,
                          read_pairs, text_shard_pieces)
+from .clean_stages import clean_in_stages
 from .work import EncoderSpec
-from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
+from .workdir import Stage, WorkOptions, fingerprint, key_of, run_stage
 
-SHARD_LINES = 100_000
 SIDES = ("src", "trg")
 
 
@@ -43,19 +43,6 @@ class CorpusOptions:
     unify: bool = False
     unify_by: str = "line"
     legacy_line_map: bool = False
-
-
-@dataclass(frozen=True)
-class WorkOptions:
-    """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
-    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and progress
-    bars."""
-
-    work_dir: str
-    shard_lines: int = SHARD_LINES
-    runner: Runner = in_process
-    progress: bool = False
-    chunk_lines: int = 10000
 
 
 @dataclass(frozen=True)
@@ -251,8 +238,7 @@ def _cleaned(staged: StagedMine, side: str, spec: str, how: Optional[SideCleanin
     """The cleaning stage's sentences of a side read from documents (None: a sentence file)."""
     if how is None:
         return None
-    from .clean_stages import clean_in_stages
-    done = clean_in_stages(staged, side, spec, how.documents, how.cleaning)
+    done = clean_in_stages(staged.work, side, spec, how.documents, how.cleaning)
     if not done.counts.get("kept"):
         raise LaserError(f"{spec}: no sentence left after cleaning ({side} side: "
                          f"{done.counts.get('sentences', 0)} sentences read)")

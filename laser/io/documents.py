@@ -2,20 +2,15 @@
 a text field, plain text with documents separated by blank lines, or plain text of one document a
 line; each told by its content (a WARC file by its `WARC/1.x` version line, JSON lines by a first
 line that parses as an object) and compressed or not as any input. A document's lines are its
-paragraphs; `read_sentences` splits them into sentences, each with its provenance (file,
-document, paragraph, sentence)."""
+paragraphs (`laser.cleaning.sentences` splits them into sentences)."""
 from __future__ import annotations
 
 import json
 import os
-import tempfile
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import BinaryIO, Iterator, Optional
+from typing import Iterator, Optional
 
 from ..errors import LaserError, located
-from ..text.languages import AUTO as AUTO_LANG
-from .atomic import atomic_text_output
 from .sources import (STDIN, display_name, error_reason, expand, file_lines, open_decompressed,
                       stream_errors)
 
@@ -24,10 +19,6 @@ LINES, PARAGRAPHS, JSONL, WARC = "lines", "paragraphs", "jsonl", "warc"
 FORMATS = (AUTO, LINES, PARAGRAPHS, JSONL, WARC)
 # Bytes of a first line read to tell JSON lines from text.
 HEAD_LINE_BYTES = 1 << 24
-# WARC records that hold a document's text; the others (warcinfo, request, metadata, revisit)
-# describe the crawl.
-TEXT_RECORDS = ("conversion", "resource", "response")
-_FIELD_BREAKS = str.maketrans("\t\n\r", "   ")
 
 
 @dataclass(frozen=True)
@@ -63,31 +54,6 @@ class Document:
     name: str
     paragraphs: list[str]
     url: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a sentence comes from: file, document name, 1-based paragraph of the document and
-    1-based sentence of the paragraph."""
-
-    file: str
-    document: str
-    paragraph: int
-    sentence: int
-
-    def fields(self) -> tuple[str, str, int, int]:
-        return self.file, self.document, self.paragraph, self.sentence
-
-
-@dataclass(frozen=True)
-class Sentence:
-    text: str
-    origin: Origin
-
-    def tsv(self) -> str:
-        """The sentence and its provenance as a TSV line."""
-        return "\t".join(field_text(str(value)) for value in (self.text, *self.origin.fields())) \
-            + "\n"
 
 
 def input_format(path: str, options: DocumentOptions = DocumentOptions()) -> str:
@@ -127,8 +93,9 @@ def file_documents(path: str, options: DocumentOptions = DocumentOptions()) -> I
     """The documents of one file, in order."""
     kind = input_format(path, options)
     if kind == WARC:
-        from .warc import warc_documents  # warcio, only for WARC files
-        return warc_documents(path)
+        from .warc import warc_records  # warcio, only for WARC files
+        return (Document(path, name, paragraphs, url)
+                for name, paragraphs, url in warc_records(path))
     if kind == JSONL:
         return _jsonl_documents(path, options.text_field)
     if kind == PARAGRAPHS:
@@ -178,95 +145,3 @@ def _paragraph_documents(path: str) -> Iterator[Document]:
             paragraphs = []
     if paragraphs:
         yield Document(path, str(count + 1), paragraphs)
-
-
-def document_sentences(document: Document, options: DocumentOptions) -> Iterator[Sentence]:
-    """The sentences of a document's paragraphs (each paragraph whole without `options.split`);
-    blank paragraphs give none, an empty document none at all."""
-    split = _splitter(options)
-    for paragraph_number, paragraph in enumerate(document.paragraphs, 1):
-        if not paragraph.strip():
-            continue
-        for number, text in enumerate(split(paragraph), 1):
-            yield Sentence(text, Origin(document.file, document.name, paragraph_number, number))
-
-
-def _splitter(options: DocumentOptions):
-    """Splits a paragraph into sentences in `options.lang`; with lang `auto`, in the language
-    identified for the paragraph (`und`: left whole)."""
-    if not options.split:
-        return lambda paragraph: [paragraph]
-    from ..text.sentences import split_sentences
-    if options.lang != AUTO_LANG:
-        return lambda paragraph: split_sentences(paragraph, options.lang)
-    from ..lid.model import UNDETERMINED, identifier
-
-    def split(paragraph: str) -> list[str]:
-        lang = identifier().best([paragraph])[0]
-        return [paragraph] if lang == UNDETERMINED else split_sentences(paragraph, lang)
-    return split
-
-
-def read_sentences(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Sentence]:
-    """The sentences of an input's documents with their provenance, in order."""
-    for document in read_documents(spec, options):
-        yield from document_sentences(document, options)
-
-
-@contextmanager
-def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] = None,
-                   sentences_out: Optional[str] = None) -> Iterator[str]:
-    """A sentence file of an input for the commands that read one sentence a line: `spec`
-    itself when it is one (and is not to be split), else a temporary file (in `workdir`,
-    removed afterwards) of the sentences of its documents; `sentences_out` gets each of them
-    with its provenance (TSV: sentence, file, document, paragraph, sentence number)."""
-    if not is_document_input(spec, options):
-        if sentences_out:
-            raise LaserError("--sentences-out goes with documents or --split-sentences")
-        yield spec
-        return
-    with tempfile.TemporaryDirectory(prefix=".laser-sentences-", dir=workdir) as folder:
-        path = os.path.join(folder, "sentences.txt")
-        with open(path, "w", encoding="utf-8") as out, _origins_output(sentences_out) as origins:
-            for sentence in read_sentences(spec, options):
-                out.write(f"{sentence.text}\n")
-                if origins:
-                    origins.write(sentence.tsv())
-        yield path
-
-
-def _origins_output(path: Optional[str]):
-    return atomic_text_output(path) if path else nullcontext(None)
-
-
-def field_text(text: str) -> str:
-    """Text as one TSV field (tabs and line breaks as spaces)."""
-    return text.translate(_FIELD_BREAKS)
-
-
-def guarded(stream: BinaryIO, kind: Optional[str]) -> "GuardedStream":
-    return GuardedStream(stream, stream_errors(kind))
-
-
-class StreamDamaged(Exception):
-    """A decompressed stream failed (corrupt or truncated): raised past readers (warcio) that
-    would take an EOFError or OSError for the end of the file."""
-
-
-class GuardedStream:
-    """A stream whose read errors are `StreamDamaged`."""
-
-    def __init__(self, stream: BinaryIO, errors: tuple[type, ...]):
-        self.stream, self.errors = stream, errors
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            return self.stream.read(size)
-        except self.errors as error:
-            raise StreamDamaged(error_reason(error)) from None
-
-    def readline(self, size: int = -1) -> bytes:
-        try:
-            return self.stream.readline(size)
-        except self.errors as error:
-            raise StreamDamaged(error_reason(error)) from None

@@ -6,28 +6,32 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from typing import Iterator, Optional
+from typing import BinaryIO, Iterator, Optional
 
 from ..errors import LaserError
-from .documents import TEXT_RECORDS, Document, StreamDamaged, guarded
-from .sources import display_name, open_decompressed
+from .sources import display_name, error_reason, open_decompressed, stream_errors
 
+# Records that hold a document's text; the others (warcinfo, request, metadata, revisit) describe
+# the crawl.
+TEXT_RECORDS = ("conversion", "resource", "response")
+# A document of a WARC file: its name, its paragraphs (lines) and its URL (None: none).
+Record = tuple[str, list[str], Optional[str]]
 _CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
 
 
-def warc_documents(path: str) -> Iterator[Document]:
+def warc_records(path: str) -> Iterator[Record]:
     """The text records of a WARC file, decompressed first (warcio would take a truncated
     stream for its end)."""
     from warcio.archiveiterator import ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
     name = display_name(path)
     with open_decompressed(path) as (stream, kind):
-        records = ArchiveIterator(guarded(stream, kind), no_record_parse=False)
+        records = ArchiveIterator(GuardedStream(stream, stream_errors(kind)))
         number, last_id = 0, None
         try:
             for number, record in enumerate(records, 1):
                 last_id = record.rec_headers.get_header("WARC-Record-ID")
-                document = _document(path, record, _where(name, number, last_id))
+                document = _document(record, _where(name, number, last_id))
                 if document is not None:
                     yield document
         except ArchiveLoadFailed as error:
@@ -46,7 +50,7 @@ def _damaged(name: str, number: int, previous_id: Optional[str], reason: str) ->
     return LaserError(f"{name}: WARC record {number}{after}: damaged ({reason})")
 
 
-def _document(path: str, record, where: str) -> Optional[Document]:
+def _document(record, where: str) -> Optional[Record]:
     """The document of a record, None for records that hold no text; a record shorter than its
     Content-Length, or without one, is damaged."""
     declared = record.rec_headers.get_header("Content-Length")
@@ -65,7 +69,7 @@ def _document(path: str, record, where: str) -> Optional[Document]:
         text = html_text(text)
     uri = record.rec_headers.get_header("WARC-Target-URI")
     record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
-    return Document(path, uri or record_id, text.splitlines(), uri)
+    return uri or record_id, text.splitlines(), uri
 
 
 def _content_type(record) -> str:
@@ -126,3 +130,27 @@ def html_text(html: str) -> str:
     parser.close()
     lines = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
     return "\n".join(line for line in lines if line)
+
+
+class StreamDamaged(Exception):
+    """A decompressed stream failed (corrupt or truncated): raised past readers (warcio) that
+    would take an EOFError or OSError for the end of the file."""
+
+
+class GuardedStream:
+    """A stream whose read errors are `StreamDamaged`."""
+
+    def __init__(self, stream: BinaryIO, errors: tuple[type, ...]):
+        self.stream, self.errors = stream, errors
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self.stream.read(size)
+        except self.errors as error:
+            raise StreamDamaged(error_reason(error)) from None
+
+    def readline(self, size: int = -1) -> bytes:
+        try:
+            return self.stream.readline(size)
+        except self.errors as error:
+            raise StreamDamaged(error_reason(error)) from None

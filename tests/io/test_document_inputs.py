@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from laser.cli import main
 from laser.errors import LaserError
-from laser.io.documents import (DocumentOptions, input_format, read_documents, read_sentences,
-                                sentence_input)
+from laser.cleaning.sentences import read_sentences, sentence_input
+from laser.io.documents import DocumentOptions, input_format, read_documents
 from laser.io.warc import html_text
 
 from web_documents import ENGLISH, FRENCH, write_jsonl, write_wet

@@ -1,5 +1,5 @@
 """`laser prepare` as a library call: an input's documents split, normalised and filtered by the
-cleaning stage (`laser.distributed.clean_stages`), duplicates removed with `unify`, written one
+cleaning stage (`clean_stages`), duplicates removed with `unify`, written one
 sentence a line (with `provenance`: then its file, document, paragraph and sentence, tab-
 separated), with the counts in OUTPUT.json."""
 from __future__ import annotations
@@ -10,14 +10,17 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from ..cleaning.filters import CleaningOptions
+from ..cleaning.summary import CleaningSummary
 from ..io.atomic import atomic_text_output
 from ..io.documents import DocumentOptions
 from ..io.sidecar import write_sidecar
 from ..io.sources import absolute_spec, file_lines
 from ..mining.unify import UnifyOptions
 from ..version import __version__
-from .filters import CleaningOptions
-from .summary import CleaningSummary
+from .clean_stages import clean_in_stages
+from .mine_stages import CorpusOptions, StagedMine
+from .workdir import WorkOptions
 
 
 @dataclass(frozen=True)
@@ -31,17 +34,15 @@ class PrepareOptions:
     provenance: bool = False
 
 
-def prepare(spec: str, output: str, options: PrepareOptions, work) -> CleaningSummary:
-    """Clean `spec` into `output` in the work directory of `work` (a mine_stages WorkOptions)."""
-    from ..distributed.clean_stages import clean_in_stages
-    from ..distributed.mine_stages import CorpusOptions, StagedMine
+def prepare(spec: str, output: str, options: PrepareOptions, work: WorkOptions) -> CleaningSummary:
+    """Clean `spec` into `output`, the stages' shards in `work`'s directory."""
     started = time.perf_counter()
-    staged = StagedMine(work)
-    cleaned = clean_in_stages(staged, "input", spec, options.documents, options.cleaning)
+    cleaned = clean_in_stages(work, "input", spec, options.documents, options.cleaning)
     counts = dict(cleaned.counts)
     first = None
     if options.unify and counts.get("kept"):
-        _, files = staged.split("input", cleaned.spec, CorpusOptions(True, options.unify.key))
+        _, files = StagedMine(work).split("input", cleaned.spec,
+                                          CorpusOptions(True, options.unify.key))
         corpus = files.corpus()
         first = np.asarray(corpus.first_line)[np.asarray(corpus.line_sentence)] == \
             np.arange(corpus.lines)
