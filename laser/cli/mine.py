@@ -116,7 +116,6 @@ def _pair_texts(mined, provenance: bool):
     "laser mine de.txt en.txt --src-lang de --trg-lang en -o mined.tsv --threshold 1.04",
     "laser mine de.warc.wet.gz en.warc.wet.gz --src-lang de --trg-lang en --split-sentences "
     "--provenance -o mined.tsv",
-    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy -o mined.tsv",
     "laser mine 'crawl/de/*.txt.gz' @en-shards.list --src-lang de --trg-lang en --unify "
     "--provenance --index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
 @bitext_inputs
