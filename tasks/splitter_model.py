@@ -10,7 +10,8 @@ Each language's train sentences (the foreign side; English from the English side
 deduplicated, those equal to a FLORES dev row of SIB-200 (the bench's held-out set) dropped,
 sampled, shuffled and joined 2 to 6 at a time into paragraphs (laser.text.splitting.paragraphs).
 A language gets a candidate at every space when fewer than half its sentences end with a full
-stop. Trained with Adagrad on the logistic loss; features seen fewer than --min-count times
+stop. A fifth of the paragraphs are seen as of no known language (`und`), so that the features
+every language shares can decide alone for a language the corpus lacks. Trained with Adagrad on the logistic loss; features seen fewer than --min-count times
 and weights under --min-weight are dropped from the shipped file.
 """
 from __future__ import annotations
@@ -30,19 +31,15 @@ from laser.text.languages import UnknownLanguage
 from laser.text.splitting.candidates import CLOSERS, TERMINALS, candidates
 from laser.text.splitting.features import candidate_features, keyed
 from laser.text.splitting.model import BoundaryModel, model_language, prefixes_of
-from laser.text.splitting.paragraphs import paragraphs
+from laser.text.splitting.paragraphs import paragraphs, unquoted
 
+# Every UNKNOWN_EVERY-th paragraph is seen as of no known language, so that the features shared by
+# all languages decide alone for a language the model never saw.
+UNKNOWN, UNKNOWN_EVERY = "und", 5
 SPACED_BELOW = 0.5  # share of sentences ending with a full stop under which spaces are candidates
 # Scripts whose web text often goes without full stops, where a space may end a sentence: their
 # languages get a candidate at every space, and learn from paragraphs without their stops too.
 UNPUNCTUATED = frozenset({"th", "lo", "km", "my"})
-
-
-def cleaned(sentence: str) -> str:
-    """A corpus sentence without the CSV quoting some sources left around it."""
-    if sentence.startswith('"') and sentence.endswith('"') and '""' in sentence:
-        return sentence[1:-1].replace('""', '"')
-    return sentence
 
 
 def read_sentences(corpus: Path, held_out: set[str], english: int) -> dict[str, list[str]]:
@@ -57,7 +54,7 @@ def read_sentences(corpus: Path, held_out: set[str], english: int) -> dict[str, 
             print(f"skipped {path.name}: unknown language", file=sys.stderr)
             continue
         for foreign, pivot in pairs(path):
-            for code, sentence in ((lang, cleaned(foreign)), (model_language(PIVOT), pivot)):
+            for code, sentence in ((lang, unquoted(foreign)), (model_language(PIVOT), pivot)):
                 if sentence in held_out:
                     dropped += 1
                 elif sentence:
@@ -148,8 +145,9 @@ def main() -> None:
         sample = random.Random(seed).sample(found, min(args.per_language, len(found)))
         versions = [sample, [without_stop(sentence) for sentence in sample]]
         for version in versions[:1 + (lang in spaced)]:
-            for paragraph in paragraphs(version, lang, seed):
-                examples.add(paragraph.text, paragraph.boundaries, lang, lang in spaced)
+            for number, paragraph in enumerate(paragraphs(version, lang, seed)):
+                key = UNKNOWN if number % UNKNOWN_EVERY == 0 else lang
+                examples.add(paragraph.text, paragraph.boundaries, key, lang in spaced)
     print(f"{len(examples.labels)} candidates, {sum(examples.labels)} boundaries, "
           f"{len(examples.vocabulary)} features ({time.time() - started:.0f} s)", file=sys.stderr)
     weights = train(examples, args.epochs)

@@ -30,7 +30,7 @@ COMMAND_MODULES = {
     "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
     "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
     "models": "models", "paraphrase": "paraphrase", "prepare": "prepare", "preprocess": "embed",
-    "score": "score", "serve": "serve", "train": "train",
+    "score": "score", "serve": "serve", "split": "split", "train": "train",
 }
 
 

@@ -17,6 +17,18 @@ class Paragraph(NamedTuple):
     boundaries: frozenset[tuple[int, int]]
 
 
+def unquoted(sentence: str) -> str:
+    """A sentence without the CSV quoting some sources left around it, once or twice (a field in
+    quotes whose own quotes are all doubled)."""
+    for _ in range(2):
+        inner = sentence[1:-1]
+        if not (len(sentence) > 1 and sentence[0] == sentence[-1] == '"'
+                and '"' not in inner.replace('""', "")):
+            break
+        sentence = inner.replace('""', '"')
+    return sentence
+
+
 def joined(sentences: Sequence[str], joiner: str) -> Paragraph:
     """The sentences (stripped) joined into one paragraph."""
     text, boundaries = "", set()
