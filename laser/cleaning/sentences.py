@@ -98,6 +98,18 @@ def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] =
         yield path
 
 
+def write_sentences(spec: str, output: str, options: DocumentOptions,
+                    provenance: bool = False) -> int:
+    """Write the sentences of an input's documents to `output` (atomically), one a line (with
+    `provenance`: as `Sentence.tsv` lines); how many."""
+    count = 0
+    with atomic_text_output(output) as out:
+        for sentence in read_sentences(spec, options):
+            out.write(sentence.tsv() if provenance else f"{sentence.text}\n")
+            count += 1
+    return count
+
+
 def _origins_output(path: Optional[str]):
     return atomic_text_output(path) if path else nullcontext(None)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Optional
 
 import click
 
@@ -17,22 +18,26 @@ INPUT_FORMAT_HELP = (
     "whose documents are separated by blank lines. A document's lines are its paragraphs.")
 
 
-def document_options(split_default: bool = False, into: str = "documents"):
-    """--input-format, --text-field and --split-sentences, passed on as one DocumentOptions
-    named `into` (its language set by the command: `in_language`)."""
+def document_options(split_default: Optional[bool] = False, into: str = "documents"):
+    """--input-format, --text-field and --split-sentences (none when `split_default` is None:
+    a command that always splits), passed on as one DocumentOptions named `into` (its language
+    set by the command: `in_language`)."""
     def decorate(command):
-        @click.option("--input-format", "input_format", type=click.Choice(FORMATS),
-                      default="auto", show_default=True, help=INPUT_FORMAT_HELP)
-        @click.option("--text-field", default="text", show_default=True,
-                      help="The field of a JSON-lines record that holds its text.")
-        @click.option("--split-sentences/--no-split-sentences", default=split_default,
-                      show_default=True,
-                      help="Split each paragraph (line) into sentences (docs/documents.md).")
         @functools.wraps(command)
-        def wrapper(*args, input_format, text_field, split_sentences, **kwargs):
+        def wrapper(*args, input_format, text_field, split_sentences=bool(split_default),
+                    **kwargs):
             documents = DocumentOptions(input_format, text_field, split_sentences)
             return command(*args, **{into: documents}, **kwargs)
-        return wrapper
+        if split_default is not None:
+            wrapper = click.option(
+                "--split-sentences/--no-split-sentences", default=split_default,
+                show_default=True,
+                help="Split each paragraph (line) into sentences (docs/documents.md).")(wrapper)
+        wrapper = click.option("--text-field", default="text", show_default=True,
+                               help="The field of a JSON-lines record that holds its text."
+                               )(wrapper)
+        return click.option("--input-format", "input_format", type=click.Choice(FORMATS),
+                            default="auto", show_default=True, help=INPUT_FORMAT_HELP)(wrapper)
     return decorate
 
 

@@ -201,3 +201,18 @@ def test_split_sentences_needs_a_language(tmp_path):
                                        str(tmp_path / "x.index")])
     assert result.exit_code == 1
     assert "--split-sentences and --sentences-out go with --lang" in result.output
+
+
+def test_split_writes_the_sentences_of_documents_with_their_provenance(tmp_path):
+    path = write_jsonl(tmp_path / "pages.jsonl", {
+        "http://a.example/1": ["Il pleut. Nous restons à la maison.", "Demain il fera beau."]})
+    out = tmp_path / "sentences.tsv"
+    result = CliRunner().invoke(main, ["split", str(path), "--lang", "fr", "--provenance",
+                                       "-o", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").splitlines() == [
+        f"Il pleut.\t{path}\thttp://a.example/1\t1\t1",
+        f"Nous restons à la maison.\t{path}\thttp://a.example/1\t1\t2",
+        f"Demain il fera beau.\t{path}\thttp://a.example/1\t2\t1"]
+    result = CliRunner().invoke(main, ["split", str(path), "--lang", "fr", "--with-line"])
+    assert result.exit_code == 1 and "documents take --provenance" in result.output
