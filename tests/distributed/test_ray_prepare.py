@@ -28,4 +28,5 @@ def test_prepare_on_ray_equals_one_process(ray_runtime, tmp_path):
         record = json.loads((tmp_path / f"{name}.json").read_text())
         outputs[name] = ((tmp_path / name).read_bytes(), record["removed"], record["kept"])
     assert outputs["ray"] == outputs["alone"]
-    assert outputs["alone"][1]["language"] == 7 and outputs["alone"][1]["boilerplate"] == 3
+    # the English pages are other-language sentences; both sites' menus are boilerplate
+    assert outputs["alone"][1]["language"] == 6 and outputs["alone"][1]["boilerplate"] == 6
