@@ -78,7 +78,8 @@ def language_scripts(lang: str) -> frozenset:
         raise LaserError(f"--lang {lang}: no script known for this language; give a FLORES-200 "
                          "code (xxx_Scrp), or --min-script-share 0")
     subtags = {code.split("_")[1] for code in codes}
-    return frozenset(script for subtag in subtags for script in SCRIPT_LETTERS.get(subtag, {subtag}))
+    return frozenset(script for subtag in subtags
+                     for script in SCRIPT_LETTERS.get(subtag, {subtag}))
 
 
 def normalize(text: str) -> str:

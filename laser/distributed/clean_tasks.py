@@ -72,8 +72,8 @@ class CleanFile:
     cleaning: CleaningOptions
 
     def outputs(self) -> list[str]:
-        keys = [self.keys_path(part) for part in range(PARTITIONS)] if self.cleaning.boilerplate else []
-        return [f"{self.prefix}candidates.tsv", *keys]
+        keys = range(PARTITIONS) if self.cleaning.boilerplate else ()
+        return [f"{self.prefix}candidates.tsv", *map(self.keys_path, keys)]
 
     def keys_path(self, part: int) -> str:
         return f"{self.prefix}keys-{part:x}.npy"
@@ -93,8 +93,7 @@ class CleanFile:
         """A document's candidate lines: key, sentence and provenance, tab-separated."""
         counts["documents"] += 1
         counts["paragraphs"] += sum(1 for paragraph in document.paragraphs if paragraph.strip())
-        site = site_of(document) if self.cleaning.boilerplate else None
-        own_keys: dict[int, str] = {}
+        paragraph_keys = self._paragraph_keys(document)
         name = field_text(document.name)
         empty = True
         for sentence in document_sentences(document, self.documents):
@@ -106,17 +105,22 @@ class CleanFile:
                 counts[f"removed_{removed}"] += 1
                 continue
             origin = sentence.origin
-            key = NO_SITE
-            if site is not None:
-                paragraph = document.paragraphs[origin.paragraph - 1]
-                key = own_keys.setdefault(origin.paragraph, f"{paragraph_key(site, paragraph):x}")
+            key = NO_SITE if paragraph_keys is None else f"{paragraph_keys[origin.paragraph]:x}"
             yield (f"{key}\t{text}\t{field_text(origin.file)}\t{name}\t{origin.paragraph}\t"
                    f"{origin.sentence}\n")
         counts["empty_documents"] += empty
-        if site is not None:
-            every = {paragraph_key(site, paragraph) for paragraph in document.paragraphs
-                     if paragraph.strip()}
-            keys.append(np.fromiter(every, dtype=np.uint64, count=len(every)))
+        if paragraph_keys is not None:
+            distinct = set(paragraph_keys.values())  # a document counts once per paragraph
+            keys.append(np.fromiter(distinct, dtype=np.uint64, count=len(distinct)))
+
+    def _paragraph_keys(self, document: Document) -> Optional[dict[int, int]]:
+        """The boilerplate key of each (1-based) non-blank paragraph of a document of a site;
+        None without the filter or a site."""
+        site = site_of(document) if self.cleaning.boilerplate else None
+        if site is None:
+            return None
+        return {number: paragraph_key(site, paragraph)
+                for number, paragraph in enumerate(document.paragraphs, 1) if paragraph.strip()}
 
     def _save_keys(self, keys: list[np.ndarray]) -> None:
         """Each paragraph key with the number of this file's documents holding it, by
@@ -167,7 +171,8 @@ class FilterFile:
     index: int
 
     def outputs(self) -> list[str]:
-        return [sentences_path(self.directory, self.index), origins_path(self.directory, self.index)]
+        return [sentences_path(self.directory, self.index),
+                origins_path(self.directory, self.index)]
 
     def run(self) -> dict:
         repeated = (np.concatenate([np.asarray(load(path)) for path in self.boilerplate])

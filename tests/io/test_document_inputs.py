@@ -42,7 +42,8 @@ def test_jsonl_is_told_by_a_first_line_that_parses_and_read_by_its_text_field(tm
         out.write(path.read_text(encoding="utf-8"))
     for name in ("dump.jsonl", "dump.jsonl.gz"):
         assert input_format(str(tmp_path / name)) == "jsonl"
-        documents = list(read_documents(str(tmp_path / name), DocumentOptions(text_field="content")))
+        documents = list(read_documents(str(tmp_path / name),
+                                        DocumentOptions(text_field="content")))
         assert [(document.name, document.paragraphs) for document in documents] == \
             list(FRENCH.items())
 
