@@ -108,3 +108,16 @@ def test_bad_invocations_are_one_line(tmp_path, args, message):
     result = CliRunner().invoke(main, ["prepare", *args, "-o", str(tmp_path / "out.txt")])
     assert result.exit_code == 1
     assert message in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_prepare_imports_none_of_the_heavy_packages(tmp_path):
+    """The light install runs it: no torch, scipy, sacremoses, ONNX or faiss on the way."""
+    import subprocess
+    import sys
+    from test_startup import HEAVY, PROBE
+    crawl = write_wet(tmp_path / "fr.warc.wet.gz", CRAWL)
+    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "prepare", str(crawl),
+                           "--lang", "fr", "--unify", "-o", str(tmp_path / "out.txt"), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

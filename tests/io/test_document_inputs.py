@@ -217,3 +217,15 @@ def test_split_writes_the_sentences_of_documents_with_their_provenance(tmp_path)
         f"Demain il fera beau.\t{path}\thttp://a.example/1\t2\t1"]
     result = CliRunner().invoke(main, ["split", str(path), "--lang", "fr", "--with-line"])
     assert result.exit_code == 1 and "documents take --provenance" in result.output
+
+
+def test_knn_build_indexes_the_sentences_of_documents_and_records_no_text(tmp_path):
+    path = write_wet(tmp_path / "en.warc.wet.gz", ENGLISH)
+    result = CliRunner().invoke(main, ["knn", "build", str(path), "--lang", "en",
+                                       "--split-sentences", "-o", str(tmp_path / "en.index"),
+                                       "--sentences-out", str(tmp_path / "en.tsv"), "-q"])
+    assert result.exit_code == 0, result.output
+    import json
+    meta = json.loads((tmp_path / "en.index.json").read_text())
+    sentences = (tmp_path / "en.tsv").read_text(encoding="utf-8").splitlines()
+    assert meta["count"] == len(sentences) == 9 and meta["text"] is None
