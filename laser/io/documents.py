@@ -121,15 +121,23 @@ def _jsonl_documents(path: str, field: str) -> Iterator[Document]:
         except ValueError as error:
             raise located(name, number, f"not a JSON object ({error_reason(error)})") from None
         if not isinstance(record, dict):
-            raise located(name, number, f"a JSON {type(record).__name__}, not an object")
+            raise located(name, number, f"a JSON {_json_type(record)}, not an object")
         text = record.get(field)
+        if text is None:
+            raise located(name, number, f"no {field!r} field (--text-field)")
         if not isinstance(text, str):
-            what = "no" if text is None else f"a {type(text).__name__}, not a string, as its"
-            raise located(name, number, f"{what} {field!r} field (--text-field)")
+            raise located(name, number, f"its {field!r} field (--text-field) is a JSON "
+                                        f"{_json_type(text)}, not a string")
         url = record.get("url") if isinstance(record.get("url"), str) else None
         identifier = url or record.get("id")
         yield Document(path, str(identifier if identifier is not None else number),
                        text.splitlines(), url)
+
+
+def _json_type(value) -> str:
+    kinds = ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "array"),
+             (dict, "object"), (type(None), "null"))
+    return next(kind for types, kind in kinds if isinstance(value, types))
 
 
 def _paragraph_documents(path: str) -> Iterator[Document]:

@@ -132,8 +132,9 @@ def test_a_truncated_record_and_a_truncated_gzip_stream_are_damaged_records(tmp_
 def test_bad_jsonl_records_are_one_line_naming_file_and_line(tmp_path):
     path = tmp_path / "dump.jsonl"
     for body, message in (('{"text": "ok"}\n{"body": "no text"}\n', "no 'text' field"),
-                          ('{"text": "ok"}\n{"text": 3}\n', "a int, not a string"),
-                          ('{"text": "ok"}\n[1, 2]\n', "a JSON list, not an object"),
+                          ('{"text": "ok"}\n{"text": 3}\n',
+                           r"its 'text' field \(--text-field\) is a JSON number, not a string"),
+                          ('{"text": "ok"}\n[1, 2]\n', "a JSON array, not an object"),
                           ('{"text": "ok"}\n{"text": \n', "not a JSON object")):
         path.write_text(body, encoding="utf-8")
         with pytest.raises(LaserError, match=rf"^{path}:2: {message}"):
