@@ -10,7 +10,9 @@ Each language's train sentences (the foreign side; English from the English side
 deduplicated, those equal to a FLORES dev row of SIB-200 (the bench's held-out set) dropped,
 sampled, shuffled and joined 2 to 6 at a time into paragraphs (laser.text.splitting.paragraphs).
 A language gets a candidate at every space when fewer than half its sentences end with a full
-stop. A fifth of the paragraphs are seen as of no known language (`und`), so that the features
+stop. Corpus lines that hold more than one sentence would teach the model that a boundary is
+none: a first model finds them (a boundary it is sure of inside a line), and the shipped one is
+trained without them. A fifth of the paragraphs are seen as of no known language (`und`), so that the features
 every language shares can decide alone for a language the corpus lacks. Trained with Adagrad on the logistic loss; features seen fewer than --min-count times
 and weights under --min-weight are dropped from the shipped file.
 """
@@ -84,8 +86,10 @@ class Examples:
 
     def add(self, text: str, boundaries: frozenset, lang: str, spaces: bool) -> None:
         prefixes = prefixes_of(lang)
-        for candidate in candidates(text, spaces):
-            for feature in keyed(candidate_features(text, candidate, prefixes), lang):
+        found = candidates(text, spaces)
+        stops = any(candidate.punctuated for candidate in found)
+        for candidate in found:
+            for feature in keyed(candidate_features(text, candidate, prefixes, stops), lang):
                 index = self.vocabulary.setdefault(feature, len(self.vocabulary))
                 self.indices.append(index)
             self.offsets.append(len(self.indices))
@@ -133,13 +137,29 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("laser/data/sentence-splitter.tsv.gz"))
     args = parser.parse_args()
     started = time.time()
-    held_out = ({row for rows in flores_dev_rows(args.sib200).values() for row in rows}
+    held_out = ({text for rows in flores_dev_rows(args.sib200).values() for row in rows
+                 for text in (row, unquoted(row))}
                 if args.sib200 else set())
     sentences = read_sentences(args.corpus, held_out, args.english)
     spaced = UNPUNCTUATED | {lang for lang, found in sentences.items()
                              if sum(map(ends_with_stop, found)) < SPACED_BELOW * len(found)}
     print(f"languages with a candidate at every space: {' '.join(sorted(spaced))}",
           file=sys.stderr)
+    first = fitted(sentences, spaced, args)
+    cleaned = {lang: [sentence for sentence in found if not first.sure_boundaries(sentence, lang)]
+               for lang, found in sentences.items()}
+    print(f"{sum(map(len, sentences.values())) - sum(map(len, cleaned.values()))} sentences "
+          f"that hold a sure boundary dropped", file=sys.stderr)
+    model = fitted(cleaned, spaced, args)
+    model.header = {"languages": len(sentences)}
+    model.save(args.out)
+    print(f"{len(model.weights)} features kept in {args.out} ({args.out.stat().st_size} bytes, "
+          f"{time.time() - started:.0f} s)", file=sys.stderr)
+
+
+def fitted(sentences: dict[str, list[str]], spaced: frozenset[str],
+           args: argparse.Namespace) -> BoundaryModel:
+    """The model trained on paragraphs of a sample of each language's sentences."""
     examples = Examples()
     for seed, (lang, found) in enumerate(sorted(sentences.items())):
         sample = random.Random(seed).sample(found, min(args.per_language, len(found)))
@@ -149,16 +169,14 @@ def main() -> None:
                 key = UNKNOWN if number % UNKNOWN_EVERY == 0 else lang
                 examples.add(paragraph.text, paragraph.boundaries, key, lang in spaced)
     print(f"{len(examples.labels)} candidates, {sum(examples.labels)} boundaries, "
-          f"{len(examples.vocabulary)} features ({time.time() - started:.0f} s)", file=sys.stderr)
+          f"{len(examples.vocabulary)} features", file=sys.stderr)
     weights = train(examples, args.epochs)
     counts = np.bincount(np.frombuffer(examples.indices, dtype=np.int32),
                          minlength=len(weights))
     kept = {feature: float(weights[index]) for feature, index in examples.vocabulary.items()
             if counts[index] >= args.min_count and abs(weights[index]) >= args.min_weight
             and "\n" not in feature and "\r" not in feature}
-    BoundaryModel(kept, spaced, {"languages": len(sentences)}).save(args.out)
-    print(f"{len(kept)} features kept in {args.out} ({args.out.stat().st_size} bytes, "
-          f"{time.time() - started:.0f} s)", file=sys.stderr)
+    return BoundaryModel(kept, spaced)
 
 
 if __name__ == "__main__":
