@@ -25,7 +25,7 @@ def split(input_path, lang, output, with_line, lid_model, quiet):
     """Split each line of INPUT ('-' for stdin) into its sentences, one a line, in order; a
     sentence keeps its text exactly (the spaces between sentences go). A blank line gives no
     sentence (with --with-line, the numbers show which lines gave which sentences)."""
-    from ..text.splitting.files import SplitOptions, split_file
+    from ..apps.split import SplitOptions, split_file
     report = split_file(input_path, output, SplitOptions(lang, with_line, lid_model,
                                                          progress=not quiet))
     if not quiet:

@@ -48,9 +48,9 @@ def _punctuated(before: str, after: str, prefixes: dict[str, int], spaced: bool)
         known = 0
     return ["P", f"m{marks[-3:]}", f"s{int(spaced)}", f"w{word[-WINDOW:].lower()}",
             f"ws{word_shape}", f"wl{_bucket(len(word))}", f"k{known}",
-            f"n2{after[:2]}", f"ns{next_shape}", f"o{after[:1] in _OPENERS}",
+            f"n2{'0' if after[:1].isdigit() else after[:2]}", f"ns{next_shape}", f"o{after[:1] in _OPENERS}",
             f"c{word_shape[-1:]}{marks[-1:]}{next_shape[:1]}", f"a{known}{next_shape[:1]}",
-            f"w1{word[-1:]}{marks}"]
+            f"w1{word[-1:]}{marks}", f"q{word_shape}{next_shape[:1]}{_bucket(len(word))}"]
 
 
 def _spaced(before: str, after: str) -> list[str]:
