@@ -10,7 +10,11 @@ Each language's train sentences (the foreign side; English from the English side
 deduplicated, those equal to a FLORES dev row of SIB-200 (the bench's held-out set) dropped,
 sampled, shuffled and joined 2 to 6 at a time into paragraphs (laser.text.splitting.paragraphs).
 A language gets a candidate at every space when fewer than half its sentences end with a full
-stop. A fifth of the paragraphs are seen as of no known language (`und`), so that the features
+stop. Corpus lines that hold more than one sentence would teach the model that a boundary is
+none: a first model finds them (a boundary it is sure of inside a line), and the shipped one is
+trained without them. The corpus has few abbreviations: a tenth of the sentences of
+the languages with Moses' non-breaking prefix lists are added again with a prefix put in. A fifth
+of the paragraphs are seen as of no known language (`und`), so that the features
 every language shares can decide alone for a language the corpus lacks. Trained with Adagrad on the logistic loss; features seen fewer than --min-count times
 and weights under --min-weight are dropped from the shipped file.
 """
@@ -28,6 +32,7 @@ import numpy as np
 
 from laser.lid.corpus import PIVOT, corpus_files, flores_dev_rows, pairs
 from laser.text.languages import UnknownLanguage
+from laser.text.moses import LASER_PREFIX_LANGUAGES, nonbreaking_prefixes
 from laser.text.splitting.candidates import CLOSERS, TERMINALS, candidates
 from laser.text.splitting.features import candidate_features, keyed
 from laser.text.splitting.model import BoundaryModel, model_language, prefixes_of
@@ -36,6 +41,7 @@ from laser.text.splitting.paragraphs import paragraphs, unquoted
 # Every UNKNOWN_EVERY-th paragraph is seen as of no known language, so that the features shared by
 # all languages decide alone for a language the model never saw.
 UNKNOWN, UNKNOWN_EVERY = "und", 5
+PREFIXED_EVERY = 10  # one sentence in ten again with a non-breaking prefix (`with_prefixes`)
 SPACED_BELOW = 0.5  # share of sentences ending with a full stop under which spaces are candidates
 # Scripts whose web text often goes without full stops, where a space may end a sentence: their
 # languages get a candidate at every space, and learn from paragraphs without their stops too.
@@ -69,6 +75,23 @@ def ends_with_stop(sentence: str) -> bool:
     return sentence.rstrip(CLOSERS)[-1:] in TERMINALS
 
 
+def with_prefixes(sentences: list[str], lang: str, seed: int) -> list[str]:
+    """A tenth of the sentences again, each with one of the language's Moses non-breaking
+    prefixes and its full stop put before a word (before a number for the prefixes that only
+    precede numbers): the corpus has too few abbreviations to learn them from."""
+    if lang not in LASER_PREFIX_LANGUAGES:
+        return []
+    draw, table = random.Random(seed), sorted(nonbreaking_prefixes(lang).items())
+    made = []
+    for sentence in draw.sample(sentences, len(sentences) // PREFIXED_EVERY):
+        words = sentence.split(" ")
+        prefix, kind = draw.choice(table)
+        at = draw.randrange(len(words))
+        inserted = f"{prefix}. {draw.randint(1, 99)}" if kind == 2 else f"{prefix}."
+        made.append(" ".join(words[:at] + [inserted] + words[at:]))
+    return made
+
+
 def without_stop(sentence: str) -> str:
     """The sentence without its final full stops (its closing quotes and brackets kept)."""
     core = sentence.rstrip(CLOSERS)
@@ -84,8 +107,10 @@ class Examples:
 
     def add(self, text: str, boundaries: frozenset, lang: str, spaces: bool) -> None:
         prefixes = prefixes_of(lang)
-        for candidate in candidates(text, spaces):
-            for feature in keyed(candidate_features(text, candidate, prefixes), lang):
+        found = candidates(text, spaces)
+        stops = any(candidate.punctuated for candidate in found)
+        for candidate in found:
+            for feature in keyed(candidate_features(text, candidate, prefixes, stops), lang):
                 index = self.vocabulary.setdefault(feature, len(self.vocabulary))
                 self.indices.append(index)
             self.offsets.append(len(self.indices))
@@ -133,32 +158,48 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("laser/data/sentence-splitter.tsv.gz"))
     args = parser.parse_args()
     started = time.time()
-    held_out = ({row for rows in flores_dev_rows(args.sib200).values() for row in rows}
+    held_out = ({text for rows in flores_dev_rows(args.sib200).values() for row in rows
+                 for text in (row, unquoted(row))}
                 if args.sib200 else set())
     sentences = read_sentences(args.corpus, held_out, args.english)
     spaced = UNPUNCTUATED | {lang for lang, found in sentences.items()
                              if sum(map(ends_with_stop, found)) < SPACED_BELOW * len(found)}
     print(f"languages with a candidate at every space: {' '.join(sorted(spaced))}",
           file=sys.stderr)
+    first = fitted(sentences, spaced, args)
+    cleaned = {lang: [sentence for sentence in found if not first.sure_boundaries(sentence, lang)]
+               for lang, found in sentences.items()}
+    print(f"{sum(map(len, sentences.values())) - sum(map(len, cleaned.values()))} sentences "
+          f"that hold a sure boundary dropped", file=sys.stderr)
+    model = fitted(cleaned, spaced, args)
+    model.header = {"languages": len(sentences)}
+    model.save(args.out)
+    print(f"{len(model.weights)} features kept in {args.out} ({args.out.stat().st_size} bytes, "
+          f"{time.time() - started:.0f} s)", file=sys.stderr)
+
+
+def fitted(sentences: dict[str, list[str]], spaced: frozenset[str],
+           args: argparse.Namespace) -> BoundaryModel:
+    """The model trained on paragraphs of a sample of each language's sentences."""
     examples = Examples()
     for seed, (lang, found) in enumerate(sorted(sentences.items())):
         sample = random.Random(seed).sample(found, min(args.per_language, len(found)))
+        sample += with_prefixes(sample, lang, seed)
+        random.Random(seed).shuffle(sample)
         versions = [sample, [without_stop(sentence) for sentence in sample]]
         for version in versions[:1 + (lang in spaced)]:
             for number, paragraph in enumerate(paragraphs(version, lang, seed)):
                 key = UNKNOWN if number % UNKNOWN_EVERY == 0 else lang
                 examples.add(paragraph.text, paragraph.boundaries, key, lang in spaced)
     print(f"{len(examples.labels)} candidates, {sum(examples.labels)} boundaries, "
-          f"{len(examples.vocabulary)} features ({time.time() - started:.0f} s)", file=sys.stderr)
+          f"{len(examples.vocabulary)} features", file=sys.stderr)
     weights = train(examples, args.epochs)
     counts = np.bincount(np.frombuffer(examples.indices, dtype=np.int32),
                          minlength=len(weights))
     kept = {feature: float(weights[index]) for feature, index in examples.vocabulary.items()
             if counts[index] >= args.min_count and abs(weights[index]) >= args.min_weight
             and "\n" not in feature and "\r" not in feature}
-    BoundaryModel(kept, spaced, {"languages": len(sentences)}).save(args.out)
-    print(f"{len(kept)} features kept in {args.out} ({args.out.stat().st_size} bytes, "
-          f"{time.time() - started:.0f} s)", file=sys.stderr)
+    return BoundaryModel(kept, spaced)
 
 
 if __name__ == "__main__":

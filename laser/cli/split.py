@@ -47,7 +47,7 @@ def split(input_path, lang, output, with_line, lid_model, quiet, documents, prov
         if not quiet:
             click.echo(f"wrote {count} sentences of {input_path}'s documents", err=True)
         return
-    from ..text.splitting.files import SplitOptions, split_file
+    from ..apps.split import SplitOptions, split_file
     report = split_file(input_path, output, SplitOptions(lang, with_line, lid_model,
                                                          progress=not quiet))
     if not quiet:

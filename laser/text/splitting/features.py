@@ -1,6 +1,6 @@
 """What the boundary classifier sees of a candidate: the word before it and its punctuation,
-the word after it, their shapes, the characters on either side, and how far it is from the
-ends of the line; each feature once for every language and once for the text's own."""
+the word after it, their shapes; for a bare space, the characters on either side, how far it
+is from the ends of the line and whether the line has full stops; each feature once for every language and once for the text's own."""
 from __future__ import annotations
 
 from .candidates import CLOSERS, TERMINALS, Candidate
@@ -26,16 +26,17 @@ def _bucket(length: int) -> int:
     return min(length.bit_length(), 6)
 
 
-def candidate_features(line: str, candidate: Candidate, prefixes: dict[str, int]) -> list[str]:
+def candidate_features(line: str, candidate: Candidate, prefixes: dict[str, int],
+                       stops: bool) -> list[str]:
     """The features of one candidate of a stripped line (`prefixes`: the language's Moses
-    non-breaking prefixes)."""
+    non-breaking prefixes; `stops`: whether the line has a candidate after punctuation)."""
     before = line[line.rfind(" ", 0, candidate.end) + 1:candidate.end]
     after_end = line.find(" ", candidate.start)
     after = line[candidate.start:after_end if after_end >= 0 else len(line)]
-    span = (f"o{_bucket(candidate.end)}", f"e{_bucket(len(line) - candidate.start)}")
     if candidate.punctuated:
-        return [*span, *_punctuated(before, after, prefixes, candidate.start > candidate.end)]
-    return [*span, *_spaced(before, after)]
+        return _punctuated(before, after, prefixes, candidate.start > candidate.end)
+    span = (f"o{_bucket(candidate.end)}", f"e{_bucket(len(line) - candidate.start)}")
+    return [*span, f"h{int(stops)}", *_spaced(before, after)]
 
 
 def _punctuated(before: str, after: str, prefixes: dict[str, int], spaced: bool) -> list[str]:
@@ -47,9 +48,9 @@ def _punctuated(before: str, after: str, prefixes: dict[str, int], spaced: bool)
         known = 0
     return ["P", f"m{marks[-3:]}", f"s{int(spaced)}", f"w{word[-WINDOW:].lower()}",
             f"ws{word_shape}", f"wl{_bucket(len(word))}", f"k{known}",
-            f"n{after[:WINDOW].lower()}", f"n2{after[:2].lower()}", f"ns{next_shape}", f"o{after[:1] in _OPENERS}",
+            f"n2{'0' if after[:1].isdigit() else after[:2]}", f"ns{next_shape}", f"o{after[:1] in _OPENERS}",
             f"c{word_shape[-1:]}{marks[-1:]}{next_shape[:1]}", f"a{known}{next_shape[:1]}",
-            f"w1{word[-1:]}{marks}"]
+            f"w1{word[-1:]}{marks}", f"q{word_shape}{next_shape[:1]}{_bucket(len(word))}"]
 
 
 def _spaced(before: str, after: str) -> list[str]:

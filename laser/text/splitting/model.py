@@ -16,6 +16,7 @@ from .candidates import Candidate, candidates
 from .features import candidate_features, keyed
 
 SHIPPED = "data/sentence-splitter.tsv.gz"
+SURE = 2.2  # log-odds of a probability of 0.9
 
 
 @dataclass
@@ -29,14 +30,21 @@ class BoundaryModel:
 
     def boundaries(self, line: str, lang: str) -> list[Candidate]:
         """The candidates of a stripped line that end a sentence."""
+        return [candidate for candidate, score in self.scored(line, lang) if score > 0]
+
+    def sure_boundaries(self, line: str, lang: str) -> list[Candidate]:
+        """The candidates of a stripped line that end a sentence with a probability over 0.9."""
+        return [candidate for candidate, score in self.scored(line, lang) if score > SURE]
+
+    def scored(self, line: str, lang: str) -> list[tuple[Candidate, float]]:
+        """The candidates of a stripped line with their scores (log-odds of a boundary)."""
         found = candidates(line, spaces=lang in self.spaced)
         if not found:
             return []
-        prefixes = prefixes_of(lang)
-        weights = self.weights
-        return [candidate for candidate in found
-                if sum(weights.get(feature, 0.0) for feature in
-                       keyed(candidate_features(line, candidate, prefixes), lang)) > 0]
+        prefixes, weights = prefixes_of(lang), self.weights
+        stops = found[0].punctuated or any(candidate.punctuated for candidate in found)
+        return [(candidate, sum(weights.get(feature, 0.0) for feature in keyed(
+            candidate_features(line, candidate, prefixes, stops), lang))) for candidate in found]
 
     def save(self, path: str | os.PathLike) -> None:
         header = {**self.header, "spaced": sorted(self.spaced)}

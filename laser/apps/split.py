@@ -6,11 +6,11 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from ...io.atomic import atomic_text_output
-from ...io.text import batched, check_input, count_lines, read_lines
-from ...progress import progress_bar, shows_progress
-from ..languages import AUTO, UnknownLanguage, resolve
-from .split import split_sentences
+from ..io.atomic import atomic_text_output
+from ..io.text import batched, check_input, count_lines, read_lines
+from ..progress import progress_bar, shows_progress
+from ..text.languages import AUTO, UnknownLanguage, resolve
+from ..text.sentences import split_sentences
 
 BATCH = 1000  # lines identified at a time with --lang auto
 
@@ -62,7 +62,7 @@ def _languages(batch: list[str], options: SplitOptions) -> Iterator[str]:
     """Each line's language: the one given, or with `auto` the one identified."""
     if options.lang != AUTO:
         return iter([options.lang] * len(batch))
-    from ...lid.model import identifier
+    from ..lid.model import identifier
     return map(_known, identifier(options.lid_model).best(batch))
 
 
