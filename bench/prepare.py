@@ -18,6 +18,7 @@ give each stage's wall and CPU time):
    SITE_PAGES pages), read by `laser prepare` as documents: the WARC reading and the
    boilerplate filter at work.
 
+It also counts the distinct French lines that come out whole, and the other sentences kept.
 Per-core rates are lines over CPU seconds (the stage's tasks run one at a time in this process).
 Results are appended to bench/out/prepare/runs.jsonl and printed as a Markdown table.
 """
@@ -80,10 +81,22 @@ def stage_times(work: Path) -> dict:
     return found
 
 
-def run(name: str, source: str, lines: int, *options: str) -> dict:
+def french_kept(output: Path, corpus: Path, french: int) -> dict:
+    """How many of the crawl's distinct French lines come out whole, and how many other
+    sentences are kept."""
+    import gzip
+    with gzip.open(corpus / "fra-eng.tsv.gz", "rt", encoding="utf-8") as f:
+        gold = {line.split("\t")[0] for _, line in zip(range(french), f)}
+    kept = output.read_text(encoding="utf-8").splitlines()
+    return {"distinct French lines": len(gold), "kept whole": len(gold & set(kept)),
+            "other sentences kept": sum(1 for sentence in kept if sentence not in gold)}
+
+
+def run(name: str, source: str, crawl: dict, *options: str) -> dict:
     folder = OUT / name
     output = folder / "out.txt"
     work = folder / "work"
+    lines = crawl["lines a side"]
     subprocess.run(["rm", "-rf", str(folder)], check=True)
     folder.mkdir(parents=True)
     command = [*laser_command(), "prepare", source, "--lang", "fr", "--unify", "-o",
@@ -95,6 +108,7 @@ def run(name: str, source: str, lines: int, *options: str) -> dict:
     stages = stage_times(work)
     cpu = sum(stage["cpu_s"] for stage in stages.values())
     return {"run": name, "input lines": lines, "command": " ".join(command[3:]),
+            **french_kept(output, Path(crawl["corpus"]), crawl["french lines"]),
             "wall_s": round(wall, 1), "stages": stages, "cpu_s": round(cpu, 1),
             "lines per second per core": round(lines / cpu) if cpu else None,
             "documents": record["documents"], "sentences": record["sentences"],
@@ -103,11 +117,13 @@ def run(name: str, source: str, lines: int, *options: str) -> dict:
 
 def table(runs: list[dict]) -> str:
     filters = list(runs[0]["removed"])
-    head = ["run", "input lines", "sentences", *filters, "kept", "CPU s", "lines/s/core"]
+    head = ["run", "input lines", "sentences", *filters, "kept", "French lines kept whole",
+            "CPU s", "lines/s/core"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
         cells = [run["run"], f"{run['input lines']:,}", f"{run['sentences']:,}",
                  *(f"{run['removed'][name]:,}" for name in filters), f"{run['kept']:,}",
+                 f"{run['kept whole']:,} of {run['distinct French lines']:,}",
                  f"{run['cpu_s']}", f"{run['lines per second per core']:,}"]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
@@ -120,8 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     crawl = assemble_crawl(args.corpus, args.lines)
     wet = wet_crawl(crawl)
-    runs = [run("text", crawl["src"], args.lines),
-            run("wet", str(wet), args.lines)]
+    runs = [run("text", crawl["src"], crawl), run("wet", str(wet), crawl)]
     OUT.mkdir(parents=True, exist_ok=True)
     with open(OUT / "runs.jsonl", "a") as f:
         for record in runs:
