@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import os
 import resource
 import shlex
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from collections import Counter, defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -52,7 +54,9 @@ for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from laser.lid.corpus import corpus_files, flores_dev_rows, language_of, pairs  # noqa: E402
+from laser.lid.corpus import (SourceOf, corpus_files, flores_dev_rows, language_of,  # noqa: E402
+                              pairs)
+from laser.lid.scripts import line_script  # noqa: E402
 from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
@@ -64,6 +68,16 @@ FEW_DEV_LINES = 30
 # Old or regional codes the packages still print, as ISO 639-1.
 OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
              "zh-hans": "zh"}
+
+# A language with more training lines than this is "big": out of source it must reach BIG_GOAL.
+BIG_LANGUAGE = 2000
+BIG_GOAL = 0.8
+# Scripts written without spaces between words: a line of them is short at SHORT_LETTERS letters.
+NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
+SHORT_WORDS, SHORT_LETTERS = 3, 6
+OUT_OF_SOURCE = "out of source"
+SHORT = "out of source, at most 3 words"
+PIECES = "pieces of 1-3 words of longer lines"
 
 Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
 
@@ -123,6 +137,59 @@ def held_out(corpus: Path, sib200: Path, per_language: int) -> dict[str, dict[st
     flores = {code.split("_")[0]: lines[:per_language]
               for code, lines in flores_dev_rows(sib200).items()}
     return {"corpus dev": dev, "FLORES dev (SIB-200)": flores}
+
+
+def out_of_source_sets(corpus: Path, per_language: int) -> dict[str, dict[str, list[str]]]:
+    """Set name -> language -> lines: each language's lines of its held-out source family
+    (`SourceOf.out_of_source`), those of them that are short (`is_short`), and one piece of 1 to
+    3 words (2 to 6 letters without spaces) of each longer one."""
+    lines = SourceOf(corpus).out_of_source(corpus, per_language)
+    rng = random.Random(0)
+    pieces = {language: [piece for piece in (piece_of(line, rng) for line in texts
+                                             if not is_short(line)) if piece]
+              for language, texts in lines.items()}
+    short = {language: [line for line in texts if is_short(line)] for language, texts in lines.items()}
+    return {OUT_OF_SOURCE: lines,
+            SHORT: {language: texts for language, texts in short.items() if texts},
+            PIECES: {language: texts for language, texts in pieces.items() if texts}}
+
+
+def without_spaces(line: str) -> bool:
+    return line_script(line) in NO_SPACES
+
+
+def letters(text: str) -> int:
+    return sum(character.isalpha() for character in text)
+
+
+def is_short(line: str) -> bool:
+    """At most SHORT_WORDS words, or SHORT_LETTERS letters in a script without spaces."""
+    if without_spaces(line):
+        return letters(line) <= SHORT_LETTERS
+    return len(line.split()) <= SHORT_WORDS
+
+
+def piece_of(line: str, rng: random.Random) -> str:
+    """A random piece of 1 to 3 words of `line` (2 to 6 characters where its script has no
+    spaces); "" when the piece has no letters."""
+    if without_spaces(line):
+        size = rng.randint(2, SHORT_LETTERS)
+        start = rng.randrange(max(1, len(line) - size + 1))
+        while start < len(line) - 1 and unicodedata.category(line[start]).startswith("M"):
+            start += 1  # a piece starts at a character, not at its combining mark
+        piece = line[start:start + size].strip()
+    else:
+        words = line.split()
+        size = rng.randint(1, SHORT_WORDS)
+        start = rng.randrange(max(1, len(words) - size + 1))
+        piece = " ".join(words[start:start + size])
+    return piece if letters(piece) else ""
+
+
+def training_lines(corpus: Path) -> Counter:
+    """Language -> the number of its train pairs in the corpus."""
+    return Counter({language_of(path): sum(1 for _ in pairs(path))
+                    for path in corpus_files(corpus, "train")})
 
 
 def ours(model: LanguageIdentifier) -> Identify:
@@ -287,6 +354,77 @@ def speed_table(laser: list[str], sets: dict, lid_model: Optional[str]) -> list[
     return out
 
 
+def package_table(sets: dict, ours_found: dict, known: set[str]) -> list[str]:
+    """Each package against the model on each set, on the package's languages."""
+    out = ["| package | set | languages | its macro accuracy | the model's, strict | "
+           "the model's, at the package's granularity | package lines/s (one core) |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for name, make in (("py3langid", py3langid_identify), ("pycld2", pycld2_identify),
+                       ("lingua", lingua_identify)):
+        identify, codes = make(known)
+        languages = {iso3_of(code, known) for code in codes}
+        view = package_view(codes, known)
+        found, speed = predictions(identify, sets, languages)
+        for set_name in sets:
+            theirs, count = macro_accuracy(found[set_name], languages)
+            strict, _ = macro_accuracy(ours_found[set_name], languages)
+            coarse, _ = macro_accuracy(seen_as(ours_found[set_name], view), languages)
+            out.append(f"| {name} | {set_name} | {count} | {theirs:.1%} | {strict:.1%} | "
+                       f"{coarse:.1%} | {speed:,.0f} |")
+            print(out[-1], file=sys.stderr)
+    return out
+
+
+def summary(ours_found: dict, ours_speed: float, known: set[str]) -> list[str]:
+    """The model over every language of the corpus dev split and of FLORES dev."""
+    dev = ours_found["corpus dev"]
+    overall, count = macro_accuracy(dev, set(dev))
+    low, high = macro_interval(dev)
+    few = few_lines(dev)
+    most, most_count = macro_accuracy(dev, set(dev) - few)
+    least, _ = macro_accuracy(dev, few)
+    flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
+    return ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
+            f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
+            f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
+            f"{len(few)} ({sum(len(dev[language]) for language in few)} lines) {least:.1%}; "
+            f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
+            f"{ours_speed:,.0f} lines/s on one core.", ""]
+
+
+def out_of_source_summary(ours_found: dict, trained: Counter) -> list[str]:
+    """The held-out model over every language of the out-of-source sets, and the big languages
+    (more than BIG_LANGUAGE train pairs) below BIG_GOAL out of source."""
+    out = []
+    for name in (OUT_OF_SOURCE, SHORT, PIECES):
+        found = ours_found[name]
+        overall, count = macro_accuracy(found, set(found))
+        low, high = macro_interval(found)
+        big = {language for language in found if trained[language] > BIG_LANGUAGE}
+        big_macro, big_count = macro_accuracy(found, big)
+        out.append(f"The held-out model on {name}: {count} languages, "
+                   f"{sum(map(len, found.values())):,} lines, macro accuracy {overall:.1%} "
+                   f"(95% interval {low:.1%} to {high:.1%}); over the {big_count} with more "
+                   f"than {BIG_LANGUAGE:,} train pairs {big_macro:.1%}.")
+    found = ours_found[OUT_OF_SOURCE]
+    out += ["", f"Languages with more than {BIG_LANGUAGE:,} train pairs below {BIG_GOAL:.0%} out "
+            "of source:", "", "| language | train pairs | lines | accuracy | read most as |",
+            "|---|---:|---:|---:|---|"]
+    for language in sorted(found, key=lambda code: accuracy_of(found, code)):
+        accuracy = accuracy_of(found, language)
+        if trained[language] > BIG_LANGUAGE and accuracy < BIG_GOAL:
+            wrong = Counter(code for code in found[language] if code != language)
+            top = ", ".join(f"{code} {times}" for code, times in wrong.most_common(3))
+            out.append(f"| {language} | {trained[language]:,} | {len(found[language])} | "
+                       f"{accuracy:.1%} | {top} |")
+    return out + [""]
+
+
+def accuracy_of(found: dict[str, list[str]], language: str) -> float:
+    codes = found[language]
+    return sum(code == language for code in codes) / len(codes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -295,6 +433,10 @@ def main() -> None:
     parser.add_argument("--laser", default=f"{sys.executable} -m laser",
                         help="the command that runs laser, for the end-to-end speed")
     parser.add_argument("--per-language", type=int, default=1000)
+    parser.add_argument("--held-out-model", help="the recipe's model with each language's held-out "
+                        "source left out (tasks/lid_model.py --hold-out-sources): scored on the "
+                        "out-of-source, short-line and piece sets")
+    parser.add_argument("--out-of-source-per-language", type=int, default=500)
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the end-to-end speed of `laser lid` and its baseline")
@@ -308,40 +450,19 @@ def main() -> None:
         return
 
     sets = held_out(args.corpus, args.sib200, args.per_language)
-    known = set(sets["corpus dev"]) | set(sets["FLORES dev (SIB-200)"])
     model = LanguageIdentifier(args.model)
     ours_found, ours_speed = predictions(ours(model), sets)
-    out: list[str] = []
-    out.append("| package | set | languages | its macro accuracy | the model's, strict | "
-               "the model's, at the package's granularity | package lines/s (one core) |")
-    out.append("|---|---|---:|---:|---:|---:|---:|")
-    for name, make in (("py3langid", py3langid_identify), ("pycld2", pycld2_identify),
-                       ("lingua", lingua_identify)):
-        identify, codes = make(known)
-        languages = {iso3_of(code, known) for code in codes}
-        view = package_view(codes, known)
-        found, speed = predictions(identify, sets, languages)
-        for set_name in sets:
-            theirs, count = macro_accuracy(found[set_name], languages)
-            strict, _ = macro_accuracy(ours_found[set_name], languages)
-            coarse, _ = macro_accuracy(seen_as(ours_found[set_name], view), languages)
-            out.append(f"| {name} | {set_name} | {count} | {theirs:.1%} | {strict:.1%} | "
-                       f"{coarse:.1%} | {speed:,.0f} |")
-        print("\n".join(out[-2:]), file=sys.stderr)
-    dev = ours_found["corpus dev"]
-    overall, count = macro_accuracy(dev, set(dev))
-    low, high = macro_interval(dev)
-    few = few_lines(dev)
-    most, most_count = macro_accuracy(dev, set(dev) - few)
-    least, _ = macro_accuracy(dev, few)
-    flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
-    out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
-            f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
-            f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
-            f"{len(few)} ({sum(len(dev[language]) for language in few)} lines) {least:.1%}; "
-            f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
-            f"{ours_speed:,.0f} lines/s on one core.", ""]
+    if args.held_out_model:
+        oos = out_of_source_sets(args.corpus, args.out_of_source_per_language)
+        held_found, _ = predictions(ours(LanguageIdentifier(args.held_out_model)), oos)
+        sets, ours_found = {**sets, **oos}, {**ours_found, **held_found}
+    known = {language for by_language in sets.values() for language in by_language}
+    out = package_table(sets, ours_found, known)
+    out += summary(ours_found, ours_speed, known)
+    if args.held_out_model:
+        out += out_of_source_summary(ours_found, training_lines(args.corpus))
     out += speed_table(shlex.split(args.laser), sets, args.model)
+    dev = ours_found["corpus dev"]
     out += ["", "Per-language F1 on the corpus dev split (worst first):", "",
             "| language | lines | accuracy | F1 |", "|---|---:|---:|---:|"]
     f1 = f1_by_language(dev)
