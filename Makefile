@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # pinned as in requirements.txt, in a virtualenv of its own, running the inference tests
 # (--quantize int8 included).
 LIGHT := .venv-light
-LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
+LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid/test_corpus_sources.py \
 	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
