@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
 from collections import Counter, defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -54,9 +53,9 @@ for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from laser.lid.corpus import (SourceOf, corpus_files, flores_dev_rows, language_of,  # noqa: E402
-                              pairs)
-from laser.lid.scripts import line_script  # noqa: E402
+from laser.lid.calibration import expected_calibration_error, fit_calibration  # noqa: E402
+from laser.lid.corpus import (SourceOf, corpus_files, flores_dev_rows, is_short,  # noqa: E402
+                              label_of, language_of, pairs, piece_of)
 from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
@@ -72,14 +71,16 @@ OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-han
 # A language with more training lines than this is "big": out of source it must reach BIG_GOAL.
 BIG_LANGUAGE = 2000
 BIG_GOAL = 0.8
-# Scripts written without spaces between words: a line of them is short at SHORT_LETTERS letters.
-NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
-SHORT_WORDS, SHORT_LETTERS = 3, 6
 OUT_OF_SOURCE = "out of source"
 SHORT = "out of source, at most 3 words"
 PIECES = "pieces of 1-3 words of longer lines"
 
+FLORES_DEV = "FLORES dev (SIB-200)"
+ECE_LINES = 200
+
 Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
+# lines -> ISO 639-3 code of each (or "") and its probability
+Score = Callable[[list[str]], tuple[list[str], list[float]]]
 
 
 def package_code(code: str) -> str:
@@ -136,7 +137,7 @@ def held_out(corpus: Path, sib200: Path, per_language: int) -> dict[str, dict[st
     dev = {language: lines for language, lines in dev.items() if lines}
     flores = {code.split("_")[0]: lines[:per_language]
               for code, lines in flores_dev_rows(sib200).items()}
-    return {"corpus dev": dev, "FLORES dev (SIB-200)": flores}
+    return {"corpus dev": dev, FLORES_DEV: flores}
 
 
 def out_of_source_sets(corpus: Path, per_language: int) -> dict[str, dict[str, list[str]]]:
@@ -152,38 +153,6 @@ def out_of_source_sets(corpus: Path, per_language: int) -> dict[str, dict[str, l
     return {OUT_OF_SOURCE: lines,
             SHORT: {language: texts for language, texts in short.items() if texts},
             PIECES: {language: texts for language, texts in pieces.items() if texts}}
-
-
-def without_spaces(line: str) -> bool:
-    return line_script(line) in NO_SPACES
-
-
-def letters(text: str) -> int:
-    return sum(character.isalpha() for character in text)
-
-
-def is_short(line: str) -> bool:
-    """At most SHORT_WORDS words, or SHORT_LETTERS letters in a script without spaces."""
-    if without_spaces(line):
-        return letters(line) <= SHORT_LETTERS
-    return len(line.split()) <= SHORT_WORDS
-
-
-def piece_of(line: str, rng: random.Random) -> str:
-    """A random piece of 1 to 3 words of `line` (2 to 6 characters where its script has no
-    spaces); "" when the piece has no letters."""
-    if without_spaces(line):
-        size = rng.randint(2, SHORT_LETTERS)
-        start = rng.randrange(max(1, len(line) - size + 1))
-        while start < len(line) - 1 and unicodedata.category(line[start]).startswith("M"):
-            start += 1  # a piece starts at a character, not at its combining mark
-        piece = line[start:start + size].strip()
-    else:
-        words = line.split()
-        size = rng.randint(1, SHORT_WORDS)
-        start = rng.randrange(max(1, len(words) - size + 1))
-        piece = " ".join(words[start:start + size])
-    return piece if letters(piece) else ""
 
 
 def training_lines(corpus: Path) -> Counter:
@@ -354,6 +323,108 @@ def speed_table(laser: list[str], sets: dict, lid_model: Optional[str]) -> list[
     return out
 
 
+def py3langid_scored(known: set[str]) -> Score:
+    """py3langid's code and normalised probability of each line."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier as Langid
+    identifier = Langid.from_model_file(MODEL_FILE, norm_probs=True)
+
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        found = [identifier.classify(line) for line in lines]
+        return [iso3_of(code, known) for code, _ in found], [float(p) for _, p in found]
+
+    return score
+
+
+def lingua_scored(known: set[str]) -> Score:
+    """lingua's likeliest language of each line and its confidence value."""
+    from lingua import LanguageDetectorBuilder
+    detector = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models() \
+        .build()
+
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        best = [(detector.compute_language_confidence_values(line) or [None])[0]
+                for line in lines]
+        return ([iso3_of(value.language.iso_code_639_3.name, known) if value else ""
+                 for value in best], [value.value if value else 0.0 for value in best])
+
+    return score
+
+
+def laser_scored(model: LanguageIdentifier) -> Score:
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        codes, probabilities = model.ranked(lines)
+        return ([code[0].split("_")[0] if code[0] != "und" else "" for code in codes],
+                [probability[0] for probability in probabilities])
+
+    return score
+
+
+def calibration_error(score: Score, by_language: dict[str, list[str]],
+                      languages: Optional[set[str]] = None) -> tuple[float, int]:
+    """The expected calibration error (laser.lid.calibration's, 15 bins) of `score`'s answers
+    (language only) on at most ECE_LINES lines a language, over the lines it answered."""
+    probabilities: list[float] = []
+    correct: list[bool] = []
+    for language, lines in by_language.items():
+        if languages is not None and language not in languages:
+            continue
+        codes, chances = score(lines[:ECE_LINES])
+        for code, chance in zip(codes, chances):
+            if code:
+                probabilities.append(chance)
+                correct.append(code == language)
+    return expected_calibration_error(probabilities, correct), len(probabilities)
+
+
+def fitted(path: Optional[str], dev: dict[str, list[str]]) -> LanguageIdentifier:
+    """The model at `path` with a calibration fitted in this run on the corpus dev lines and
+    one piece (laser.lid.corpus.piece_of) of each: lines that no calibration table reports."""
+    rng = random.Random(1)
+    lines, labels = [], []
+    for language, texts in dev.items():
+        for line in texts:
+            for text in (line, piece_of(line, rng)):
+                label = label_of(language, text) if text else None
+                if label:
+                    lines.append(text)
+                    labels.append(label)
+    raw = LanguageIdentifier(path, calibrated=False)
+    model = LanguageIdentifier(path, calibrated=False)
+    model.calibration = fit_calibration(raw.scored(lines, labels))
+    return model
+
+
+def calibration_table(sets: dict, models: dict[str, Optional[str]], known: set[str]) -> list[str]:
+    """The expected calibration error on each set that neither fit saw (the out-of-source sets
+    for the held-out model, FLORES dev for the model): uncalibrated, with its calibration fitted
+    here on the corpus dev split, with its own calibration file where it has one, and py3langid's
+    and lingua's on their languages. pycld2 reports no probability (its percentages are shares
+    of the text's bytes)."""
+    packages = {"py3langid": py3langid_scored(known), "lingua": lingua_scored(known)}
+    package_languages = {"py3langid": {iso3_of(code, known) for code in py3langid_identify(known)[1]},
+                         "lingua": {iso3_of(code, known) for code in lingua_identify(known)[1]}}
+    out = [f"Expected calibration error (15 bins, the answered lines; at most {ECE_LINES} lines "
+           "a language):", "", "| set | model | lines | uncalibrated | calibrated here on corpus "
+           "dev | its calibration file | py3langid | lingua |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    dev = sets["corpus dev"]
+    for model_name, path in models.items():
+        raw = LanguageIdentifier(path, calibrated=False)
+        own = LanguageIdentifier(path)
+        here = fitted(path, dev)
+        for set_name in ([FLORES_DEV] if model_name == "model" else [OUT_OF_SOURCE, SHORT, PIECES]):
+            by_language = sets[set_name]
+            errors = [calibration_error(laser_scored(model), by_language)
+                      for model in (raw, here)]
+            mine = (f"{calibration_error(laser_scored(own), by_language)[0]:.3f}"
+                    if own.calibration else "none")
+            theirs = [calibration_error(score, by_language, package_languages[name])[0]
+                      for name, score in packages.items()]
+            out.append(f"| {set_name} | {model_name} | {errors[0][1]:,} | {errors[0][0]:.3f} | "
+                       f"{errors[1][0]:.3f} | {mine} | {theirs[0]:.3f} | {theirs[1]:.3f} |")
+            print(out[-1], file=sys.stderr)
+    return out + [""]
+
+
 def package_table(sets: dict, ours_found: dict, known: set[str]) -> list[str]:
     """Each package against the model on each set, on the package's languages."""
     out = ["| package | set | languages | its macro accuracy | the model's, strict | "
@@ -383,7 +454,7 @@ def summary(ours_found: dict, ours_speed: float, known: set[str]) -> list[str]:
     few = few_lines(dev)
     most, most_count = macro_accuracy(dev, set(dev) - few)
     least, _ = macro_accuracy(dev, few)
-    flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
+    flores, flores_count = macro_accuracy(ours_found[FLORES_DEV], known)
     return ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
             f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
             f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
@@ -461,6 +532,8 @@ def main() -> None:
     out += summary(ours_found, ours_speed, known)
     if args.held_out_model:
         out += out_of_source_summary(ours_found, training_lines(args.corpus))
+        out += calibration_table(sets, {"model": args.model, "held-out model":
+                                        args.held_out_model}, known)
     out += speed_table(shlex.split(args.laser), sets, args.model)
     dev = ours_found["corpus dev"]
     out += ["", "Per-language F1 on the corpus dev split (worst first):", "",

@@ -3,7 +3,8 @@
 classifier trained on the foreign side of every language of the corpus plus English.
 
     python tasks/lid_model.py CORPUS_DIR [--sib200 DIR] [--work build/lid] [--out FILE]
-                              [--threads 2] [--seed 2]
+                              [--threads 2] [--seed 2] [--hold-out-sources] [--source-cap N]
+                              [--extra LABELLED.tsv ...] [--pieces N]
 
 CORPUS_DIR holds train/XXX-eng.tsv.gz and dev/XXX-eng.tsv.gz (`foreign<TAB>english`). Needs the
 full `fasttext` package (`make lid-model` installs it in .venv-lid: the light install's
@@ -18,6 +19,13 @@ label is sampled to between --floor and --cap lines (repeated below the floor; w
 --balance-lengths a capped label keeps as many lines of long pairs as of short ones). Trained with
 the one-vs-all loss (a sigmoid a label). Prints the macro accuracy on the corpus dev split and the
 worst labels.
+
+Each train pair's source family (Tatoeba, FLORES, NTREX, TICO-19, Wikipedia) is read from its
+English side (laser.lid.corpus.SourceOf). --hold-out-sources leaves each language's held-out
+family out of train (Tatoeba where it has another, else NTREX, else TICO-19): bench/lid.py scores
+that model on those lines, out of source. --source-cap caps each family of a label; --extra adds
+labelled text (tasks/lid_extra_text.py: wordfreq and CLDR), --pieces 1- to 3-word pieces of each
+label's lines, both without held-out lines.
 """
 from __future__ import annotations
 
@@ -33,7 +41,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from laser.lid.corpus import (PIVOT, SourceOf, corpus_files, flores_dev_rows, label_of,
-                              language_of, pairs)
+                              language_of, pairs, piece_of)
 from laser.lid.model import LABEL_PREFIX
 
 MIN_SCRIPT_LINES = 100
@@ -166,6 +174,20 @@ def extra_rows(files: list[Path], labels: set[str], held_out: set[str], cap: int
             for line in rng.sample(by_label[label], min(cap, len(by_label[label])))]
 
 
+def piece_rows(train: dict[str, list[Line]], count: int, held_out: set[str],
+               rng: random.Random) -> list[tuple[str, str]]:
+    """(label, piece): `count` pieces of 1 to 3 words (laser.lid.corpus.piece_of) of each label's
+    lines drawn at random, held-out keys and keys found under two labels left out."""
+    drawn = {label: [piece_of(rng.choice(rows)[0], rng) for _ in range(count)]
+             for label, rows in sorted(train.items())}
+    labels_of_key: dict[str, set[str]] = defaultdict(set)
+    for label, pieces in drawn.items():
+        for piece in pieces:
+            labels_of_key[key(piece)].add(label)
+    return [(label, piece) for label, pieces in drawn.items() for piece in pieces
+            if piece and key(piece) not in held_out and len(labels_of_key[key(piece)]) == 1]
+
+
 def write_fasttext(path: Path, rows: list[tuple[str, str]]) -> None:
     with path.open("w", encoding="utf-8") as out:
         for label, line in rows:
@@ -244,6 +266,8 @@ def main() -> None:
                         help="more training text: LABEL<TAB>LINE a line (tasks/lid_extra_text.py)")
     parser.add_argument("--extra-cap", type=int, default=2000,
                         help="at most this many --extra lines a label")
+    parser.add_argument("--pieces", type=int, default=0,
+                        help="this many pieces of 1 to 3 words of a label's lines added to it")
     args = parser.parse_args()
     import fasttext  # the full package (training): not a dependency of laser itself
 
@@ -255,6 +279,7 @@ def main() -> None:
     rows = [(label, line) for label in sorted(train)
             for line in sampled(train[label], args, long_keys, rng)]
     rows += extra_rows(args.extra, set(train), held, args.extra_cap, rng)
+    rows += piece_rows(train, args.pieces, held, rng) if args.pieces else []
     rng.shuffle(rows)
     train_file = args.work / f"{args.out.stem}.train.txt"
     write_fasttext(train_file, rows)

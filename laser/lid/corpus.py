@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import unicodedata
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -145,3 +146,40 @@ class SourceOf:
             if lines:
                 found[language_of(path)] = rng.sample(lines, min(per_language, len(lines)))
         return found
+
+
+# Scripts written without spaces between words: a line of them is short at SHORT_LETTERS letters.
+NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
+SHORT_WORDS, SHORT_LETTERS = 3, 6
+
+
+def without_spaces(line: str) -> bool:
+    return line_script(line) in NO_SPACES
+
+
+def letters(text: str) -> int:
+    return sum(character.isalpha() for character in text)
+
+
+def is_short(line: str) -> bool:
+    """At most SHORT_WORDS words, or SHORT_LETTERS letters in a script without spaces."""
+    if without_spaces(line):
+        return letters(line) <= SHORT_LETTERS
+    return len(line.split()) <= SHORT_WORDS
+
+
+def piece_of(line: str, rng: random.Random) -> str:
+    """A random piece of 1 to 3 words of `line` (2 to 6 characters where its script has no
+    spaces); "" when the piece has no letters."""
+    if without_spaces(line):
+        size = rng.randint(2, SHORT_LETTERS)
+        start = rng.randrange(max(1, len(line) - size + 1))
+        while start < len(line) - 1 and unicodedata.category(line[start]).startswith("M"):
+            start += 1  # a piece starts at a character, not at its combining mark
+        piece = line[start:start + size].strip()
+    else:
+        words = line.split()
+        size = rng.randint(1, SHORT_WORDS)
+        start = rng.randrange(max(1, len(words) - size + 1))
+        piece = " ".join(words[start:start + size])
+    return piece if letters(piece) else ""
