@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..errors import LaserError
-from ..lid.model import identifier
 from ..text.languages import AUTO
 from ..text.sentences import split_sentences
 
@@ -66,9 +65,8 @@ class DocumentEncoder:
 
     def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> EmbeddedChunk:
         """The documents' rows, and with lang `auto` their identified languages."""
-        guesses = identifier().ranked(documents) if lang == AUTO else None
-        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
-                     else [lang] * len(documents))
+        guesses, languages = encoder.identify(documents) if lang == AUTO \
+            else (None, [lang] * len(documents))
         parts = [split_document(document, code) for document, code in zip(documents, languages)]
         sentences = [sentence for part in parts for sentence in part]
         self.sentences += len(sentences)
