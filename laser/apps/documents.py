@@ -3,7 +3,7 @@ and their rows are pooled (mean, or max) into one row per line, as the official 
 JoinEmbed tools do.
 
 Sentences are split by laser's own splitter (`laser.text.sentences`, `laser split`: every
-language, docs/documents.md).
+language, docs/sentence-splitting.md).
 
 With lang `auto` each document's language is identified (a paragraph is a surer guess than
 its sentences): it chooses the document's sentence splitter, and its sentences are preprocessed
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..pipeline import EmbeddedChunk
 
 POOLINGS = ("mean", "max")
+
 
 def split_document(text: str, lang: str) -> list[str]:
     """The sentences of one document (`laser.text.sentences.split_sentences`); an empty (or
