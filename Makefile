@@ -19,7 +19,8 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
 	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py \
-	tests/lid/test_predictor.py
+	tests/lid/test_predictor.py tests/lid/test_scripts.py tests/lid/test_calibration.py \
+	tests/text/test_sentences.py tests/cli/test_split.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline
@@ -29,6 +30,9 @@ LID_TRAIN := fasttext==0.9.3 numpy==2.4.6 wordfreq==3.1.1 babel==2.19.0
 BENCH_LID_VENV := bench/.venv-lid
 BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fasttext-predict==0.9.2.4 \
 	numpy==2.4.6
+# The sentence-splitting bench's rivals (bench/split.py), in a virtualenv of their own.
+BENCH_SPLIT_VENV := bench/.venv-split
+BENCH_SPLIT := sentencex==1.0.32 pysbd==0.3.4 sentence-splitter==1.4 blingfire==0.1.8 numpy==2.4.6
 CORPUS ?= ../shared/data/corpus
 SIB200 ?= ../shared/data/sib200
 
@@ -36,7 +40,8 @@ SIB200 ?= ../shared/data/sib200
 # in a virtualenv of their own: they pin packages laser's own virtualenv pins differently.
 CLIENTS := .venv-clients
 
-.PHONY: install clients demo test light-test bench lid-model lid-held-out-model bench-lid clean
+.PHONY: install clients demo test light-test bench lid-model lid-held-out-model bench-lid \
+	splitter-model bench-split clean
 
 install: $(STAMP)
 
@@ -108,5 +113,19 @@ bench-lid: install
 	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser" \
 		$(if $(wildcard $(LID_HELD_OUT)),--held-out-model $(LID_HELD_OUT))
 
+# Rebuilds laser/data/sentence-splitter.tsv.xz from the corpus (docs/sentence-splitting.md).
+splitter-model: install
+	$(BIN)/python tasks/splitter_model.py $(CORPUS) --sib200 $(SIB200) --per-language 2000 \
+		--english 20000 --epochs 3 --out laser/data/sentence-splitter.tsv.xz
+
+# The sentence-splitting table of docs/sentence-splitting.md: laser against sentencex, pysbd,
+# sentence-splitter and blingfire, in one run.
+bench-split: install
+	$(PYTHON) -m venv $(BENCH_SPLIT_VENV)
+	$(BENCH_SPLIT_VENV)/bin/pip install -q $(BENCH_SPLIT)
+	$(BENCH_SPLIT_VENV)/bin/python bench/split.py $(SIB200) $(CORPUS) \
+		--markdown bench/out/split.md
+
 clean:
-	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) build \
+		*.egg-info

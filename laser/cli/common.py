@@ -31,7 +31,7 @@ COMMAND_MODULES = {
     "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
     "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
     "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
-    "serve": "serve", "train": "train",
+    "serve": "serve", "split": "split", "train": "train",
 }
 
 

@@ -16,7 +16,11 @@
  *   Unicode space as Python's str.split() sees them with `unicode_spaces`.
  *
  * Each distinct word's summed rows stay in a cache (emptied whenever it is full); one batch runs
- * at a time (a lock), without the GIL. */
+ * at a time (a lock), without the GIL.
+ *
+ * line_scripts(text, lines, table, out, han, kana, hangul, latin): each line's main script (the
+ * script decides first: laser/lid/scripts.py). decode, softmax_exp: a product-quantised matrix
+ * decoded, a softmax's exponentials. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
@@ -961,8 +965,10 @@ typedef struct {
  * to the script met first; 0 without any letter */
 static unsigned char main_script(const unsigned char *text, size_t size,
                                  const unsigned char *table, Joins joins, int32_t *counts) {
-    unsigned char seen[256];
+    unsigned char seen[256], met[256] = {0};
     int kinds = 0;
+    int32_t ascii = 0;  /* ASCII letters, counted apart: no store a letter */
+    unsigned char ascii_script = table['a'];
     size_t at = 0;
     while (at < size) {
         while (at < size && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r'))
@@ -973,25 +979,32 @@ static unsigned char main_script(const unsigned char *text, size_t size,
         if (at == start || is_address(text + start, at - start))
             continue;
         for (size_t i = start; i < at;) {
-            unsigned char script;
             if (text[i] < 0x80) {  /* ASCII: one byte, one load */
-                script = table[text[i]];
-                i++;
-            } else {
-                size_t length;
-                int32_t point = code_point(text + i, at - i, &length);
-                i += length;
-                script = point >= 0 && point < 0x110000 ? table[point] : 0;
+                if (table[text[i++]] && ascii++ == 0 && !met[ascii_script]) {
+                    met[ascii_script] = 1;
+                    seen[kinds++] = ascii_script;
+                }
+                continue;
             }
-            if (script && counts[script]++ == 0)
-                seen[kinds++] = script;
+            size_t length;
+            int32_t point = code_point(text + i, at - i, &length);
+            i += length;
+            unsigned char script = point >= 0 && point < 0x110000 ? table[point] : 0;
+            if (script) {
+                counts[script]++;
+                if (!met[script]) {
+                    met[script] = 1;
+                    seen[kinds++] = script;
+                }
+            }
         }
     }
+    counts[ascii_script] += ascii;
     if (counts[joins.han]) {
         int into = counts[joins.kana] && counts[joins.kana] >= counts[joins.hangul]
             ? joins.kana : counts[joins.hangul] ? joins.hangul : 0;
         if (into) {
-            if (counts[into] == 0)
+            if (!met[into])
                 seen[kinds++] = (unsigned char)into;
             counts[into] += counts[joins.han];
             counts[joins.han] = 0;
