@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The recipe of the shipped sentence splitter (laser/data/sentence-splitter.tsv.gz): a logistic
+"""The recipe of the shipped sentence splitter (laser/data/sentence-splitter.tsv.xz): a logistic
 regression over the features of candidate boundaries (laser.text.splitting.features), trained
 with numpy on paragraphs built from the corpus's train split.
 
@@ -155,7 +155,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--min-count", type=int, default=2)
     parser.add_argument("--min-weight", type=float, default=0.02)
-    parser.add_argument("--out", type=Path, default=Path("laser/data/sentence-splitter.tsv.gz"))
+    parser.add_argument("--out", type=Path, default=Path("laser/data/sentence-splitter.tsv.xz"))
     args = parser.parse_args()
     started = time.time()
     held_out = ({text for rows in flores_dev_rows(args.sib200).values() for row in rows

@@ -3,7 +3,7 @@ and their rows are pooled (mean, or max) into one row per line, as the official 
 JoinEmbed tools do.
 
 Sentences are split by laser's own splitter (`laser.text.sentences`, `laser split`: every
-language, docs/documents.md).
+language, docs/sentence-splitting.md).
 
 With lang `auto` each document's language is identified (a paragraph is a surer guess than
 its sentences): it chooses the document's sentence splitter, and its sentences are preprocessed
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..errors import LaserError
-from ..lid.model import identifier
 from ..text.languages import AUTO
 from ..text.sentences import split_sentences
 
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from ..pipeline import EmbeddedChunk
 
 POOLINGS = ("mean", "max")
+
 
 def split_document(text: str, lang: str) -> list[str]:
     """The sentences of one document (`laser.text.sentences.split_sentences`); an empty (or
@@ -66,9 +66,8 @@ class DocumentEncoder:
 
     def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> EmbeddedChunk:
         """The documents' rows, and with lang `auto` their identified languages."""
-        guesses = identifier().ranked(documents) if lang == AUTO else None
-        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
-                     else [lang] * len(documents))
+        guesses, languages = encoder.identify(documents) if lang == AUTO \
+            else (None, [lang] * len(documents))
         parts = [split_document(document, code) for document, code in zip(documents, languages)]
         sentences = [sentence for part in parts for sentence in part]
         self.sentences += len(sentences)

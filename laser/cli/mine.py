@@ -15,8 +15,8 @@ from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
 from .common import examples, main, model_options, side_loaders
 from .document_options import cleaning_options, document_options
-from .options import (approximate_options, bitext_inputs, lid_model_option,
-                      staged_ray_options)
+from .options import (approximate_options, bitext_inputs, lid_min_prob_option,
+                      lid_model_option, staged_ray_options)
 
 
 def _warn(message: str) -> None:
@@ -33,16 +33,18 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
 
 
 def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str],
-                   cleaned: bool = False):
+                   lid_min_prob: float, cleaned: bool = False):
     """The languages --lid-filter checks the pairs against (None without it)."""
     if not lid_filter:
         if lid_model and not cleaned:
             raise LaserError("--lid-model goes with --lid-filter or documents")
+        if lid_min_prob:
+            raise LaserError("--lid-min-prob goes with --lid-filter")
         return None
     if mode != "mine":
         raise LaserError("--lid-filter goes with --mode mine")
     from ..lid.check import LanguagePair
-    return LanguagePair.of(src.lang, trg.lang, lid_model)
+    return LanguagePair.of(src.lang, trg.lang, lid_model, lid_min_prob)
 
 
 def _counts(name: str, corpus) -> str:
@@ -165,14 +167,15 @@ def _pair_texts(mined, provenance: bool):
               help="Drop mined pairs whose source is not identified as --src-lang or whose "
                    "target is not identified as --trg-lang (language ID; --mode mine).")
 @lid_model_option
+@lid_min_prob_option
 @document_options()
 @cleaning_options
 @model_options
 @staged_ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
                  output_format, provenance, candidates, approximate, legacy_line_map, encoding,
-                 gpu, verbose, lid_filter, lid_model, documents, cleaning, distributed,
-                 shard_lines, work_dir, model):
+                 gpu, verbose, lid_filter, lid_model, lid_min_prob, documents, cleaning,
+                 distributed, shard_lines, work_dir, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
@@ -198,7 +201,8 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..mining.unify import UnifyOptions
     _check_options(mode, retrieval, threshold, candidates, encoding)
     side_cleaning = _side_cleaning((src, trg), documents, cleaning, lid_model)
-    languages = _language_pair(lid_filter, mode, src, trg, lid_model, any(side_cleaning))
+    languages = _language_pair(lid_filter, mode, src, trg, lid_model, lid_min_prob,
+                               any(side_cleaning))
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
     how = PairFormat(output_format, mode, provenance)
     check_output_path(output)

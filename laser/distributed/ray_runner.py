@@ -21,7 +21,6 @@ from ..errors import LaserError
 from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
 from ..lid.files import languages_output
-from ..models.files import ModelFiles
 from ..pipeline import (EmbedOptions, EmbedReport, check_job, check_lang_out, encoder_fields,
                         finish_report, language_fields)
 from .shards import Manifest, Shard, plan_shards
@@ -206,7 +205,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
         with ray_runtime(ray_options.address):
             _embed_missing(spec, options, ray_options, worker_class, manifest, missing, run,
                            dtype)
-    report = _assemble(manifest, shards, output_path, options, dtype, spec.files)
+    report = _assemble(manifest, shards, output_path, options, dtype, spec)
     report.seconds = time.perf_counter() - started
     finish_report(report, options)
     if ray_options.work_dir is None:
@@ -252,7 +251,7 @@ def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
 
 
 def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options: EmbedOptions,
-              dtype: np.dtype, files: ModelFiles) -> EmbedReport:
+              dtype: np.dtype, spec: EncoderSpec) -> EmbedReport:
     """Concatenate the shard files into the output, and with lang `auto` their languages into
     `options.lang_out`, written atomically as `embed_file` does."""
     fields = manifest.encoder
@@ -270,7 +269,7 @@ def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options
                 _copy_languages(manifest.languages_path(shard), shard, counts, languages)
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
                        format=options.fmt, lang=options.lang, **fields,
-                       **language_fields(options, counts, files))
+                       **language_fields(options, counts, spec.files, spec.lang_fallback))
 
 
 def _copy_languages(path: str, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:

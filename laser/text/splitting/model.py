@@ -1,8 +1,8 @@
 """The boundary classifier: a logistic regression over the candidates' features, shipped as
-`laser/data/sentence-splitter.tsv.gz` (a JSON header line, then one FEATURE<TAB>WEIGHT a line)."""
+`laser/data/sentence-splitter.tsv.xz` (a JSON header line, then one FEATURE<TAB>WEIGHT a line)."""
 from __future__ import annotations
 
-import gzip
+import lzma
 import json
 import os
 from dataclasses import dataclass, field
@@ -15,7 +15,7 @@ from ..moses import nonbreaking_prefixes
 from .candidates import Candidate, candidates
 from .features import candidate_features, keyed
 
-SHIPPED = "data/sentence-splitter.tsv.gz"
+SHIPPED = "data/sentence-splitter.tsv.xz"
 SURE = 2.2  # log-odds of a probability of 0.9
 
 
@@ -48,14 +48,14 @@ class BoundaryModel:
 
     def save(self, path: str | os.PathLike) -> None:
         header = {**self.header, "spaced": sorted(self.spaced)}
-        with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as out:
+        with lzma.open(path, "wt", encoding="utf-8", preset=9 | lzma.PRESET_EXTREME) as out:
             out.write(json.dumps(header, ensure_ascii=False) + "\n")
             for feature, weight in sorted(self.weights.items()):
                 out.write(f"{feature}\t{weight:.3g}\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "BoundaryModel":
-        with gzip.open(path, "rt", encoding="utf-8") as lines:
+        with lzma.open(path, "rt", encoding="utf-8") as lines:
             header = json.loads(next(lines))
             weights = {}
             for line in lines:
