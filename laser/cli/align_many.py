@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from ..errors import LaserError
-from .options import task_runner
 
 if TYPE_CHECKING:
     from ..distributed.align_tasks import PairSettings
@@ -116,6 +115,7 @@ def align_many(src: Optional[str], trg: Optional[str], output: Optional[str],
         return pair_and_align(src, trg, output, settings, many, quiet)
     from ..align.batch import pairs_from_folders, pairs_from_list
     from ..distributed.align_tasks import align_pairs
+    from .mine import shard_runner
     if not output and not many.pairs:
         raise LaserError("two folders need -o OUT_DIR, the folder of the aligned pairs")
     if many.pairs:
@@ -134,7 +134,7 @@ def align_many(src: Optional[str], trg: Optional[str], output: Optional[str],
         pairs = found.pairs
         default_dir = Path(output) / WORK_DIR
     work_dir = Path(many.work_dir or default_dir)
-    summary = align_pairs(pairs, settings, str(work_dir), task_runner(many.distributed),
+    summary = align_pairs(pairs, settings, str(work_dir), shard_runner(many.distributed),
                           progress=not quiet)
     if not many.work_dir:
         shutil.rmtree(work_dir, ignore_errors=True)

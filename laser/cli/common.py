@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 # runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
 COMMAND_MODULES = {
     "align": "align", "classify": "classify", "dedup": "dedup", "download": "models",
-    "embed": "embed", "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
-    "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
-    "serve": "serve", "train": "train",
+    "embed": "embed", "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid",
+    "mine": "mine", "models": "models", "paraphrase": "paraphrase", "prepare": "prepare",
+    "preprocess": "embed", "score": "score", "serve": "serve", "split": "split", "train": "train",
 }
 
 

@@ -120,15 +120,6 @@ def ray_options(command, staged: bool = False):
 staged_ray_options = functools.partial(ray_options, staged=True)
 
 
-def task_runner(distributed):
-    """Where a work directory's tasks run: in this process, or on Ray with --ray (`distributed`,
-    RayOptions)."""
-    if not distributed:
-        from ..distributed.workdir import in_process
-        return in_process
-    from ..distributed.ray_tasks import ray_runner
-    return ray_runner(distributed)
-
 
 lid_model_option = click.option(
     "--lid-model", type=click.Path(dir_okay=False), default=None,
