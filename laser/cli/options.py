@@ -120,7 +120,6 @@ def ray_options(command, staged: bool = False):
 staged_ray_options = functools.partial(ray_options, staged=True)
 
 
-
 lid_model_option = click.option(
     "--lid-model", type=click.Path(dir_okay=False), default=None,
     help="A fastText language-ID model (labels __label__xxx_Scrp: GlotLID, OpenLID, NLLB's "
