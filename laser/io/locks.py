@@ -80,5 +80,5 @@ def _holder(fd: int) -> str:
 def _command() -> str:
     """This process's command line, shortened to one readable line."""
     words = [os.path.basename(sys.argv[0]) if sys.argv else "python", *sys.argv[1:]]
-    line = " ".join(shlex.quote(word) for word in words)
+    line = " ".join(shlex.quote(word) for word in words).replace("\n", " ")
     return line if len(line) <= 200 else line[:197] + "..."
