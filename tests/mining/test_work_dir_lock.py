@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import MINING_FIXTURES, ROOT, laser_ok, run_laser
+from conftest import CORPUS_SAMPLE, MINING_FIXTURES, ROOT, laser_ok, needs_torch, run_laser
 
 CORPUS = MINING_FIXTURES / "main"
 HOLD = ("import sys\nfrom laser.io.locks import hold_work_dir\n"
@@ -54,8 +54,8 @@ def mine(folder, *options):
 
 def assert_in_use(result, directory, process) -> None:
     """The one error line of a run refused a held work directory: the holder's pid and command
-    (here `-c DIRECTORY`, as Python gives a `-c` program its argv), after the warning that the
-    sign embeddings have no sidecar."""
+    (here `-c DIRECTORY`, as Python gives a `-c` program its argv); the last line, as mine
+    warns first that the sign embeddings have no sidecar."""
     assert result.exit_code == 1 and "Traceback" not in result.output
     line = result.stderr.splitlines()[-1]
     assert line.startswith(f"laser: error: {directory}: work directory in use by process "
@@ -128,3 +128,13 @@ def test_after_sigkill_a_resumed_run_leaves_no_temp_file(embeddings):
     resumed = (embeddings / "out.tsv").read_bytes()
     laser_ok(*mine_args(embeddings, "--work-dir", embeddings / "fresh", "--shard-lines", "32"))
     assert resumed == (embeddings / "out.tsv").read_bytes()
+
+
+@needs_torch
+def test_a_training_run_in_a_held_work_dir_is_refused(tmp_path, holder):
+    work = tmp_path / "work"
+    process = holder(work)
+    result = run_laser("train", CORPUS_SAMPLE, "-o", tmp_path / "model", "--work-dir", work,
+                       "--steps", "1")
+    assert_in_use(result, work, process)
+    assert sorted(path.name for path in work.iterdir()) == [".laser.lock"]
