@@ -23,11 +23,7 @@ def hold_work_dir(directory: str | os.PathLike) -> Iterator[Path]:
     """Hold `directory` (created if missing) for the block, or refuse it in one line when
     another process holds it."""
     directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise LaserError(f"{directory}: cannot create the work directory "
-                         f"({(error.strerror or str(error)).lower()})") from None
+    create_work_dir(directory)
     fd = _locked(directory)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\t{_command()}\n".encode("utf-8", "replace"), 0)
@@ -37,6 +33,15 @@ def hold_work_dir(directory: str | os.PathLike) -> Iterator[Path]:
     finally:
         _HELD.discard(os.path.realpath(directory))
         os.close(fd)
+
+
+def create_work_dir(directory: Path) -> None:
+    """Make a work directory (and its parents) if missing, or say in one line why not."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise LaserError(f"{directory}: cannot create the work directory "
+                         f"({(error.strerror or str(error)).lower()})") from None
 
 
 def holds(directory: str | os.PathLike) -> bool:
