@@ -52,7 +52,6 @@ setup(
         "tqdm>=4.60",
         "transliterate>=1.10",
         "faiss-cpu>=1.7",
-        "sentence-splitter>=1.4",  # laser embed --documents
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",
         # BiLSTM networks run as ONNX graphs, written from the checkpoint by laser itself (no onnx

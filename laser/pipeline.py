@@ -93,6 +93,7 @@ class EmbedReport:
     runtime: str  # what ran the network: torch VERSION, or onnxruntime VERSION (int8 BiLSTMs)
     rows_are: str = "sentences"
     lid_model: Optional[str] = None  # with lang `auto`: the language-ID model that chose them
+    lang_fallback: Optional[str] = None  # with lang `auto`: the language of the `und` lines
     # with lang `auto`: each identified language's lines and the model that embedded them
     languages: Optional[dict] = None
     seconds: float = field(default=0.0, compare=False)
@@ -231,17 +232,21 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
-        **language_fields(options, counts, encoder.files), seconds=time.perf_counter() - started)
+        **language_fields(options, counts, encoder.files, encoder.lang_fallback),
+        seconds=time.perf_counter() - started)
     finish_report(report, options)
     return report
 
 
-def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles) -> dict:
-    """What an `EmbedReport` of lang `auto` records: the language-ID model, and each identified
-    language's lines with the model that embedded them (`laser.models.routes`)."""
+def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles,
+                    fallback: str) -> dict:
+    """What an `EmbedReport` of lang `auto` records: the language-ID model, the language of
+    its `und` lines, and each identified language's lines (`und` too) with the model that
+    embedded them (`laser.models.routes`)."""
     if options.lang != AUTO:
         return {}
-    return dict(lid_model=shipped_model_path().name, languages=language_models(counts, files))
+    return dict(lid_model=shipped_model_path().name, lang_fallback=fallback,
+                languages=language_models(counts, files, fallback))
 
 
 def check_embed_job(input_path: str, output_path: str, options: EmbedOptions) -> None:

@@ -18,7 +18,7 @@ STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipe
 INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo", "integrations"}
 # What `from laser import NAME` gives, by the stage that defines it.
 PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version",
-                 "identify": "lid"}
+                 "identify": "lid", "split_sentences": "text"}
 
 
 def stage_of(module: str) -> str:

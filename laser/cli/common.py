@@ -14,6 +14,7 @@ from ..errors import LaserError
 from ..models.options import ModelOptions
 from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
+from ..text.languages import DEFAULT_LANG_FALLBACK
 from ..optional import EXTRAS, install_hint
 from ..version import __version__
 
@@ -30,7 +31,7 @@ COMMAND_MODULES = {
     "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
     "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
     "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
-    "serve": "serve", "train": "train",
+    "serve": "serve", "split": "split", "train": "train",
 }
 
 
@@ -88,6 +89,12 @@ def main() -> None:
     """LASER multilingual sentence embeddings, similarity search and bitext mining."""
 
 
+lang_fallback_option = click.option(
+    "--lang-fallback", default=DEFAULT_LANG_FALLBACK, show_default=True, metavar="LANG",
+    help="With a language `auto`: the language a line identified as `und` (no letters, such "
+         "as numbers, emoji or URLs) is preprocessed and embedded as.")
+
+
 def model_options(command):
     """The options that choose and configure a model, shared by every command that embeds,
     passed on as one `model` ModelOptions."""
@@ -122,6 +129,7 @@ def model_options(command):
                      default="auto", show_default=True,
                      help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "
                           "CPU (graph cached in $LASER_HOME/onnx), torch otherwise."),
+        lang_fallback_option,
     ]
 
     @functools.wraps(command)

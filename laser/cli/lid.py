@@ -16,13 +16,17 @@ from .options import lid_model_option
               help="Output file ('-': standard output); a file appears only when complete.")
 @click.option("--top", "-k", type=click.IntRange(min=1), default=1, show_default=True,
               help="Guesses per line, likeliest first, each CODE<TAB>PROBABILITY.")
+@click.option("--min-prob", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              metavar="P", help="Only guesses of probability P or more; a line left without "
+                                "one is `und`.")
 @lid_model_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
-def lid(input_path, output, top, lid_model, quiet):
+def lid(input_path, output, top, min_prob, lid_model, quiet):
     """Identify the language of each line of INPUT ('-' for stdin): one line out per line in,
-    CODE<TAB>PROBABILITY (a FLORES-200 code such as fra_Latn; `und` with 0 for an empty line).
+    CODE<TAB>PROBABILITY (a FLORES-200 code such as fra_Latn; `und` with 0 for a line without
+    letters, such as an empty line, numbers or emoji).
     """
     from ..lid.files import LidOptions, identify_file
-    report = identify_file(input_path, output, LidOptions(lid_model, top, progress=not quiet))
+    report = identify_file(input_path, output, LidOptions(lid_model, top, not quiet, min_prob))
     if not quiet:
         click.echo(report.summary(), err=True)

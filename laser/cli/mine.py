@@ -14,8 +14,8 @@ from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
 from .common import examples, hold_work_dir_until_done, main, model_options, side_loaders
-from .options import (approximate_options, bitext_inputs, lid_model_option,
-                      staged_ray_options)
+from .options import (approximate_options, bitext_inputs, lid_min_prob_option,
+                      lid_model_option, staged_ray_options)
 
 
 def _warn(message: str) -> None:
@@ -31,16 +31,18 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
               "as in the official tool")
 
 
-def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str]):
+def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str],
+                   lid_min_prob: float):
     """The languages --lid-filter checks the pairs against (None without it)."""
     if not lid_filter:
-        if lid_model:
-            raise LaserError("--lid-model goes with --lid-filter")
+        for name, value in (("--lid-model", lid_model), ("--lid-min-prob", lid_min_prob)):
+            if value:
+                raise LaserError(f"{name} goes with --lid-filter")
         return None
     if mode != "mine":
         raise LaserError("--lid-filter goes with --mode mine")
     from ..lid.check import LanguagePair
-    return LanguagePair.of(src.lang, trg.lang, lid_model)
+    return LanguagePair.of(src.lang, trg.lang, lid_model, lid_min_prob)
 
 
 def _counts(name: str, corpus) -> str:
@@ -124,11 +126,13 @@ def _runner(distributed):
               help="Drop mined pairs whose source is not identified as --src-lang or whose "
                    "target is not identified as --trg-lang (language ID; --mode mine).")
 @lid_model_option
+@lid_min_prob_option
 @model_options
 @staged_ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
                  output_format, provenance, candidates, approximate, legacy_line_map, encoding,
-                 gpu, verbose, lid_filter, lid_model, distributed, shard_lines, work_dir, model):
+                 gpu, verbose, lid_filter, lid_model, lid_min_prob, distributed, shard_lines,
+                 work_dir, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
@@ -150,7 +154,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..mining.unify import UnifyOptions
     from ..distributed.workdir import holds_finished_tasks
     _check_options(mode, retrieval, threshold, candidates, encoding)
-    languages = _language_pair(lid_filter, mode, src, trg, lid_model)
+    languages = _language_pair(lid_filter, mode, src, trg, lid_model, lid_min_prob)
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
     how = PairFormat(output_format, mode, provenance)
     check_output_path(output)

@@ -22,7 +22,6 @@ from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
 from ..io.locks import hold_work_dir
 from ..lid.files import languages_output
-from ..models.files import ModelFiles
 from ..pipeline import (EmbedOptions, EmbedReport, check_embed_job, encoder_fields,
                         finish_report, language_fields)
 from .shards import Manifest, Shard, plan_shards
@@ -207,7 +206,7 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
             with ray_runtime(ray_options.address):
                 _embed_missing(spec, options, ray_options, worker_class, manifest, missing, run,
                                dtype)
-        report = _assemble(manifest, shards, output_path, options, dtype, spec.files)
+        report = _assemble(manifest, shards, output_path, options, dtype, spec)
         report.seconds = time.perf_counter() - started
         finish_report(report, options)
         if ray_options.work_dir is None:
@@ -253,7 +252,7 @@ def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
 
 
 def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options: EmbedOptions,
-              dtype: np.dtype, files: ModelFiles) -> EmbedReport:
+              dtype: np.dtype, spec: EncoderSpec) -> EmbedReport:
     """Concatenate the shard files into the output, and with lang `auto` their languages into
     `options.lang_out`, written atomically as `embed_file` does."""
     fields = manifest.encoder
@@ -271,7 +270,7 @@ def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options
                 _copy_languages(manifest.languages_path(shard), shard, counts, languages)
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
                        format=options.fmt, lang=options.lang, **fields,
-                       **language_fields(options, counts, files))
+                       **language_fields(options, counts, spec.files, spec.lang_fallback))
 
 
 def _copy_languages(path: str, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:

@@ -54,13 +54,23 @@ def test_mine_lid_filter_refuses_what_it_cannot_check(tmp_path, options, message
     assert not (tmp_path / "out.tsv").exists()
 
 
-def test_a_lid_model_without_the_filter_is_refused(tmp_path):
+@pytest.mark.parametrize("option", [["--lid-model", TOY_MODEL], ["--lid-min-prob", "0.5"]])
+def test_a_lid_option_without_the_filter_is_refused(tmp_path, option):
     text = tmp_path / "in.txt"
     text.write_text("\n".join(FRENCH) + "\n", encoding="utf-8")
     line = one_error_line(run_laser("mine", text, text, "--src-lang", "fr", "--trg-lang", "fr",
                                     "--model", PARITY_MODEL, "-o", tmp_path / "out.tsv",
-                                    "--lid-model", TOY_MODEL))
-    assert "--lid-model goes with --lid-filter" in line
+                                    *option))
+    assert f"{option[0]} goes with --lid-filter" in line
+
+
+def test_mine_lid_min_prob_drops_the_pairs_identified_less_surely(tmp_path):
+    every, _ = mined(tmp_path, "--lid-filter", "--lid-model", TOY_MODEL)
+    toy = LanguageIdentifier(TOY_MODEL)
+    sure = [row for row in every
+            if min(guesses[0].probability for guesses in toy.identify(row[1:3])) >= 0.999]
+    kept, _ = mined(tmp_path, "--lid-filter", "--lid-model", TOY_MODEL, "--lid-min-prob", "0.999")
+    assert kept == sure and len(kept) < len(every)
 
 
 def test_expected_languages_ignore_script_and_take_any_code_form():
