@@ -21,8 +21,10 @@ _HELD: set[str] = set()  # the work directories this process holds
 @contextmanager
 def hold_work_dir(directory: str | os.PathLike) -> Iterator[Path]:
     """Hold `directory` (created if missing) for the block, or refuse it in one line when
-    another process holds it."""
+    another process holds it. One the block created and left empty is removed after it (a run
+    refused for its options leaves no folder behind)."""
     directory = Path(directory)
+    created = not directory.exists()
     create_work_dir(directory)
     fd = _locked(directory)
     os.ftruncate(fd, 0)
@@ -32,7 +34,19 @@ def hold_work_dir(directory: str | os.PathLike) -> Iterator[Path]:
         yield directory
     finally:
         _HELD.discard(os.path.realpath(directory))
+        if created:
+            _remove_if_unused(directory)
         os.close(fd)
+
+
+def _remove_if_unused(directory: Path) -> None:
+    """Remove a work directory that holds nothing but its lock (still held)."""
+    try:
+        if [entry.name for entry in os.scandir(directory)] == [LOCK_FILE]:
+            os.unlink(directory / LOCK_FILE)
+            directory.rmdir()
+    except OSError:  # removed already (a run that cleans up), or filled by another run
+        pass
 
 
 def create_work_dir(directory: Path) -> None:
