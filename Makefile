@@ -20,7 +20,9 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
 	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py \
 	tests/lid/test_predictor.py tests/lid/test_scripts.py tests/lid/test_calibration.py \
-	tests/text/test_sentences.py tests/cli/test_split.py \
+	tests/text/test_sentences.py tests/cli/test_split.py tests/io/test_document_inputs.py \
+	tests/cleaning/test_cleaning_filters.py tests/cleaning/test_prepare.py \
+	tests/mining/test_mine_documents.py \
 	tests/io/test_output_clashes.py tests/mining/test_work_dir_lock.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):

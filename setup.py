@@ -60,6 +60,7 @@ setup(
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary
         "ipadic>=1.0.0",
+        "warcio>=1.7",  # WARC and WET inputs (pure Python)
         # .zst inputs: the backport of Python 3.14's compression.zstd (a 0.5 MB wheel)
         "backports.zstd>=1.0; python_version < '3.14'",
     ],

@@ -13,7 +13,7 @@ PACKAGE = ROOT / "laser"
 # Modules every stage may use, then the stages in order; the interfaces (cli, the top-level
 # package, its compatibility and demo modules) may use any of them.
 SHARED = {"errors", "version", "optional", "progress"}
-STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipeline", "search",
+STAGES = ["io", "text", "subwords", "models", "lid", "cleaning", "runtime", "encoder", "pipeline", "search",
           "mining", "eval", "apps", "training", "distributed", "serving"]
 INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo", "integrations"}
 # What `from laser import NAME` gives, by the stage that defines it.

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 COMMAND_MODULES = {
     "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
     "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
-    "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
-    "serve": "serve", "split": "split", "train": "train",
+    "models": "models", "paraphrase": "paraphrase", "prepare": "prepare", "preprocess": "embed",
+    "score": "score", "serve": "serve", "split": "split", "train": "train",
 }
 
 

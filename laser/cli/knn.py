@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Optional
 
 import click
@@ -9,6 +10,7 @@ import click
 from ..errors import LaserError
 from ..search.index import METRICS
 from .common import encoder_loader, examples, main, model_options
+from .document_options import document_options, sentences_out_option
 from .options import approximate_options, dim_option, fp16_option, quiet_option, ray_options
 
 
@@ -41,14 +43,19 @@ def knn() -> None:
 @click.option("--lang", "-l", help="INPUT is a text file in this language: embed it now.")
 @model_options
 @quiet_option
+@document_options()
+@sentences_out_option
 @ray_options
-def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, distributed,
-          model):
+def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, documents,
+          sentences_out, distributed, model):
     """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang.
 
     INPUT may be several files, their rows (lines) one after another: a directory, a quoted
-    glob or @LIST (a file of paths, one a line); text files may be compressed.
+    glob or @LIST (a file of paths, one a line); text files may be compressed. With --lang,
+    WARC/WET and JSON-lines files are documents: a row for each paragraph, or with
+    --split-sentences each sentence (the index then records no text: --sentences-out keeps it).
     """
+    from ..cleaning.sentences import sentence_input
     from ..io.outputs import check_outputs
     from ..io.sidecar import sidecar_outputs
     from ..io.sources import absolute_spec
@@ -59,19 +66,23 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     check_outputs({"--output": output, **sidecar_outputs("--output", output)})
     check_binary_output(output, "FAISS indexes")
     encoder = encoder_loader(model, lang, source=source) if lang else None
-    inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
-    with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
-        vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
-        if distributed:
-            from ..distributed.knn import ray_build_index
-            index = ray_build_index(vectors, factory, metric, train_size, distributed)
-        else:
-            index = build_index(vectors, factory, metric, train_size, progress=not quiet)
-    origin = inputs.origin(encoder)
+    if not lang and (documents.split or sentences_out):
+        raise LaserError("--split-sentences and --sentences-out go with --lang (text input)")
+    with sentence_input(source, documents.in_language(lang), work_dir(output),
+                        sentences_out) if lang else nullcontext(source) as sentences:
+        inputs = EmbeddingSource(sentences, None if lang else source, lang, dim, fp16)
+        with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
+            vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
+            if distributed:
+                from ..distributed.knn import ray_build_index
+                index = ray_build_index(vectors, factory, metric, train_size, distributed)
+            else:
+                index = build_index(vectors, factory, metric, train_size, progress=not quiet)
+        origin = inputs.origin(encoder)
+    text = absolute_spec(source) if lang and sentences == source else None
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
-                     model=origin.sha256, source=absolute_spec(source),
-                     text=absolute_spec(source) if lang else None, model_name=origin.model,
-                     model_space=origin.space)
+                     model=origin.sha256, source=absolute_spec(source), text=text,
+                     model_name=origin.model, model_space=origin.space)
     save_index(index, meta, output)
     if not quiet:
         click.echo(f"indexed {meta.count} x {meta.dim} vectors ({factory}, {metric}) in {output}",

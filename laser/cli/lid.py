@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import click
 
+from ..text.languages import AUTO
 from .common import examples, main
+from .document_options import document_options, sentences_out_option
 from .options import lid_model_option
 
 
@@ -21,12 +23,22 @@ from .options import lid_model_option
                                 "one is `und`.")
 @lid_model_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
-def lid(input_path, output, top, min_prob, lid_model, quiet):
+@document_options()
+@sentences_out_option
+def lid(input_path, output, top, min_prob, lid_model, quiet, documents, sentences_out):
     """Identify the language of each line of INPUT ('-' for stdin): one line out per line in,
     CODE<TAB>PROBABILITY (a FLORES-200 code such as fra_Latn; `und` with 0 for a line without
     letters, such as an empty line, numbers or emoji).
+
+    WARC/WET and JSON-lines files are documents: a line out for each of their paragraphs, or
+    with --split-sentences for each sentence (each paragraph split in its identified language).
     """
+    from ..cleaning.sentences import sentence_input
     from ..lid.files import LidOptions, identify_file
-    report = identify_file(input_path, output, LidOptions(lid_model, top, not quiet, min_prob))
+    from ..search.inputs import work_dir
+    with sentence_input(input_path, documents.in_language(AUTO), work_dir(output),
+                        sentences_out) as sentences:
+        report = identify_file(sentences, output, LidOptions(lid_model, top, not quiet,
+                                                             min_prob))
     if not quiet:
         click.echo(report.summary(), err=True)

@@ -24,6 +24,7 @@ from ..io.locks import create_work_dir, holds
 from ..io.sources import expand
 
 MANIFEST = "manifest.json"
+SHARD_LINES = 100_000
 
 
 class Task(Protocol):
@@ -108,6 +109,19 @@ Runner = Callable[[list, Callable[[Task, dict, float], None]], None]
 def in_process(tasks: list, done: Callable[[Task, dict, float], None]) -> None:
     for task in tasks:
         done(task, *timed(task))
+
+
+@dataclass(frozen=True)
+class WorkOptions:
+    """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
+    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and progress
+    bars."""
+
+    work_dir: str
+    shard_lines: int = SHARD_LINES
+    runner: Runner = in_process
+    progress: bool = False
+    chunk_lines: int = 10000
 
 
 def run_stage(stage: Stage, tasks: Iterable[Task], runner: Runner = in_process,
