@@ -24,7 +24,8 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 	tests/cleaning/test_cleaning_filters.py tests/cleaning/test_prepare.py \
 	tests/mining/test_mine_documents.py \
 	tests/align/test_pairing_parts.py tests/align/test_align_many.py \
-	tests/align/test_pair_documents.py
+	tests/align/test_pair_documents.py \
+	tests/io/test_output_clashes.py tests/mining/test_work_dir_lock.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline

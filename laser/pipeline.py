@@ -16,7 +16,8 @@ import numpy as np
 from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.embeddings import FORMATS, EmbeddingWriter
-from .io.sidecar import check_sidecar_replaceable, write_sidecar
+from .io.outputs import check_outputs
+from .io.sidecar import sidecar_outputs, write_sidecar
 from .io.text import check_input, count_lines, read_lines
 from .lid.files import languages_output, write_batch
 from .lid.model import Ranked, shipped_model_path
@@ -219,10 +220,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     options = replace(options, **fields) if options else EmbedOptions(**fields)
     if options.fmt not in FORMATS:
         raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
-    check_job(input_path, output_path)
-    if options.provenance:
-        check_sidecar_replaceable(output_path)
-    check_lang_out(options)
+    check_embed_job(input_path, output_path, options)
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     counts: Counter = Counter()
@@ -251,13 +249,15 @@ def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles,
                 languages=language_models(counts, files, fallback))
 
 
-def check_lang_out(options: EmbedOptions) -> None:
-    """--lang-out goes with --lang auto, and to a file that may be written."""
-    if not options.lang_out:
-        return
-    if options.lang != AUTO:
+def check_embed_job(input_path: str, output_path: str, options: EmbedOptions) -> None:
+    """Refuse, before any work, a bad input, --lang-out without --lang auto, and outputs (the
+    embeddings, their sidecar, --lang-out) that cannot be written or of which two are one."""
+    check_input(input_path)
+    if options.lang_out and options.lang != AUTO:
         raise LaserError("--lang-out goes with --lang auto")
-    check_output_path(options.lang_out)
+    check_outputs({"--output": output_path,
+                   **(sidecar_outputs("--output", output_path) if options.provenance else {}),
+                   "--lang-out": options.lang_out})
 
 
 def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None:

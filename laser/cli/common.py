@@ -196,6 +196,12 @@ def text_side(lang: Optional[str] = None, source: Optional[str] = None,
     return ModelRequest(named, lang, source or "the sentences")
 
 
+def hold_work_dir_until_done(directory) -> None:
+    """Hold a work directory (`laser.io.locks`) until the command ends, however it ends."""
+    from ..io.locks import hold_work_dir
+    click.get_current_context().with_resource(hold_work_dir(directory))
+
+
 def examples(*lines: str) -> str:
     """A help epilog of example command lines, printed as written."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)

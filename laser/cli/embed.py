@@ -60,15 +60,14 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     """
     from ..cleaning.sentences import sentence_input
     from ..io.terminal import check_binary_output
-    from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
+    from ..pipeline import EmbedOptions, check_embed_job, embed_file
     from ..search.inputs import work_dir
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
-    check_job(input_path, output)
-    check_binary_output(output, f"embeddings ({fmt})")
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
                                  lang_out=lang_out)
-    check_lang_out(embed_options)
+    check_embed_job(input_path, output, embed_options)
+    check_binary_output(output, f"embeddings ({fmt})")
     with sentence_input(input_path, inputs.in_language(lang), work_dir(output),
                         sentences_out) as sentences:
         if distributed:

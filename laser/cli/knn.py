@@ -55,16 +55,15 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     WARC/WET and JSON-lines files are documents: a row for each paragraph, or with
     --split-sentences each sentence (the index then records no text: --sentences-out keeps it).
     """
-    from ..io.atomic import check_output_path
     from ..cleaning.sentences import sentence_input
-    from ..io.sidecar import check_sidecar_replaceable
+    from ..io.outputs import check_outputs
+    from ..io.sidecar import sidecar_outputs
     from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
-    check_output_path(output)
-    check_sidecar_replaceable(output)
+    check_outputs({"--output": output, **sidecar_outputs("--output", output)})
     check_binary_output(output, "FAISS indexes")
     encoder = encoder_loader(model, lang, source=source) if lang else None
     if not lang and (documents.split or sentences_out):
@@ -197,14 +196,13 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, model):
     """The k-NN graph of the embeddings INPUT (or the sentences of INPUT with --lang): row i holds
     the k rows most similar to row i (cosine, i itself left out) and their scores."""
     from ..apps.graph import knn_graph, save_graph
-    from ..io.atomic import check_output_path
-    from ..io.sidecar import check_sidecar_replaceable
+    from ..io.outputs import check_outputs
+    from ..io.sidecar import sidecar_outputs
     from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
-    check_output_path(output)
-    check_sidecar_replaceable(output)
+    check_outputs({"--output": output, **sidecar_outputs("--output", output)})
     check_binary_output(output, "k-NN graphs (.npz)")
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     encoder = encoder_loader(model, lang, source=source) if lang else None

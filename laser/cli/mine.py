@@ -13,7 +13,7 @@ from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
-from .common import examples, main, model_options, side_loaders
+from .common import examples, hold_work_dir_until_done, main, model_options, side_loaders
 from .document_options import cleaning_options, document_options
 from .options import (approximate_options, bitext_inputs, lid_min_prob_option,
                       lid_model_option, staged_ray_options)
@@ -216,6 +216,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
                        shard_runner(distributed), verbose)
+    hold_work_dir_until_done(work.work_dir)  # before `try`: a refused run removes nothing
     try:
         with ray_held(distributed):
             mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),

@@ -7,7 +7,7 @@ import click
 
 from ..errors import LaserError
 from ..mining.unify import UNIFY_KEYS
-from .common import examples, main
+from .common import examples, hold_work_dir_until_done, main
 from .document_options import cleaning_options, document_options
 from .mine import ray_held, shard_runner
 from .options import lid_model_option, staged_ray_options
@@ -60,6 +60,7 @@ def prepare(input_path, lang, output, documents, cleaning, lid_model, unify, uni
                              UnifyOptions(unify_by) if unify else None, provenance)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
                        shard_runner(distributed), not quiet)
+    hold_work_dir_until_done(work.work_dir)  # before `try`: a refused run removes nothing
     try:
         with ray_held(distributed):
             summary = prepare_input(input_path, output, options, work)

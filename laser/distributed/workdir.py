@@ -19,7 +19,8 @@ from tqdm import tqdm
 
 from ..errors import LaserError
 from .shards import read_json
-from ..io.atomic import atomic_text_output
+from ..io.atomic import atomic_text_output, remove_temp_files
+from ..io.locks import create_work_dir, holds
 from ..io.sources import expand
 
 MANIFEST = "manifest.json"
@@ -62,11 +63,9 @@ class Stage:
             if directory.exists():
                 shutil.rmtree(directory)
             stored = {}
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise LaserError(f"{directory}: cannot create the work directory "
-                             f"({(error.strerror or str(error)).lower()})") from None
+        create_work_dir(directory)
+        if holds(directory.parent):  # what a killed run was writing: no other run writes here
+            remove_temp_files(directory)
         return cls(directory, depends, stored.get("done", {}), stored.get("wall_s", 0.0),
                    stored.get("cpu_s", 0.0))
 
