@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # pinned as in requirements.txt, in a virtualenv of its own, running the inference tests
 # (--quantize int8 included).
 LIGHT := .venv-light
-LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
+LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid/test_corpus_sources.py \
 	tests/models/test_laser2.py tests/cli/test_embed.py tests/cli/test_user_errors.py \
 	tests/test_startup.py tests/search/test_knn.py tests/search/test_knn_cli_options.py \
 	tests/mining/test_mining.py tests/mining/test_mining_fixtures.py tests/mining/test_scoring.py \
@@ -19,17 +19,27 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
 	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py \
-	tests/lid/test_predictor.py tests/cli/test_one_error_format.py tests/io/test_bad_lines.py \
+	tests/lid/test_predictor.py tests/lid/test_scripts.py tests/lid/test_calibration.py \
+	tests/text/test_sentences.py tests/cli/test_split.py tests/io/test_document_inputs.py \
+	tests/cleaning/test_cleaning_filters.py tests/cleaning/test_prepare.py \
+	tests/mining/test_mine_documents.py \
+	tests/align/test_pairing_parts.py tests/align/test_align_many.py \
+	tests/align/test_pair_documents.py \
+	tests/io/test_output_clashes.py tests/mining/test_work_dir_lock.py \
+	tests/cli/test_one_error_format.py tests/io/test_bad_lines.py \
 	tests/mining/test_mine_progress.py tests/test_interrupt.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline
 # (fasttext-predict) get theirs too; none is a dependency of laser.
 LID_VENV := .venv-lid
-LID_TRAIN := fasttext==0.9.3 numpy==2.4.6
+LID_TRAIN := fasttext==0.9.3 numpy==2.4.6 wordfreq==3.1.1 babel==2.19.0
 BENCH_LID_VENV := bench/.venv-lid
 BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fasttext-predict==0.9.2.4 \
 	numpy==2.4.6
+# The sentence-splitting bench's rivals (bench/split.py), in a virtualenv of their own.
+BENCH_SPLIT_VENV := bench/.venv-split
+BENCH_SPLIT := sentencex==1.0.32 pysbd==0.3.4 sentence-splitter==1.4 blingfire==0.1.8 numpy==2.4.6
 CORPUS ?= ../shared/data/corpus
 SIB200 ?= ../shared/data/sib200
 
@@ -37,7 +47,8 @@ SIB200 ?= ../shared/data/sib200
 # in a virtualenv of their own: they pin packages laser's own virtualenv pins differently.
 CLIENTS := .venv-clients
 
-.PHONY: install clients demo test light-test bench lid-model bench-lid clean
+.PHONY: install clients demo test light-test bench lid-model lid-held-out-model bench-lid \
+	splitter-model bench-split clean
 
 install: $(STAMP)
 
@@ -89,14 +100,39 @@ lid-model:
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
 		--out models/default/laser-lid.ftz
 
-# The language-ID table of docs/language-id.md: the model against py3langid, pycld2 and lingua.
+# The shipped recipe with each language's held-out source family left out of train: the model that
+# `make bench-lid` scores out of source (docs/language-id.md, "Out of source").
+LID_HELD_OUT := build/lid-held/laser-lid.held-out.ftz
+lid-held-out-model:
+	$(PYTHON) -m venv $(LID_VENV)
+	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
+	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
+		--hold-out-sources --work build/lid-held --out $(LID_HELD_OUT)
+
+# The language-ID table of docs/language-id.md: the model against py3langid, pycld2 and lingua
+# (with the out-of-source, short-line and calibration tables where `make lid-held-out-model` ran).
 # laser's modules compiled first, as pip compiles an installed package: where the environment
 # forbids writing bytecode (PYTHONDONTWRITEBYTECODE), a checkout recompiles them at every start.
 bench-lid: install
 	$(PYTHON) -m venv $(BENCH_LID_VENV)
 	$(BENCH_LID_VENV)/bin/pip install -q $(BENCH_LID)
 	$(BIN)/python -m compileall -q laser
-	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser"
+	$(BENCH_LID_VENV)/bin/python bench/lid.py $(CORPUS) $(SIB200) --laser "$(CURDIR)/$(BIN)/laser" \
+		$(if $(wildcard $(LID_HELD_OUT)),--held-out-model $(LID_HELD_OUT))
+
+# Rebuilds laser/data/sentence-splitter.tsv.xz from the corpus (docs/sentence-splitting.md).
+splitter-model: install
+	$(BIN)/python tasks/splitter_model.py $(CORPUS) --sib200 $(SIB200) --per-language 2000 \
+		--english 20000 --epochs 3 --out laser/data/sentence-splitter.tsv.xz
+
+# The sentence-splitting table of docs/sentence-splitting.md: laser against sentencex, pysbd,
+# sentence-splitter and blingfire, in one run.
+bench-split: install
+	$(PYTHON) -m venv $(BENCH_SPLIT_VENV)
+	$(BENCH_SPLIT_VENV)/bin/pip install -q $(BENCH_SPLIT)
+	$(BENCH_SPLIT_VENV)/bin/python bench/split.py $(SIB200) $(CORPUS) \
+		--markdown bench/out/split.md
 
 clean:
-	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) build *.egg-info
+	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) build \
+		*.egg-info

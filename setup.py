@@ -52,7 +52,6 @@ setup(
         "tqdm>=4.60",
         "transliterate>=1.10",
         "faiss-cpu>=1.7",
-        "sentence-splitter>=1.4",  # laser embed --documents
         # exactly 0.2.1: it breaks score ties as the official spm_encode does (docs/parity.md)
         "sentencepiece==0.2.1",
         # BiLSTM networks run as ONNX graphs, written from the checkpoint by laser itself (no onnx
@@ -61,6 +60,7 @@ setup(
         "jieba>=0.42",  # Chinese word segmentation
         "mecab-python3>=1.0.5",  # Japanese word segmentation, with its IPA dictionary
         "ipadic>=1.0.0",
+        "warcio>=1.7",  # WARC and WET inputs (pure Python)
         # .zst inputs: the backport of Python 3.14's compression.zstd (a 0.5 MB wheel)
         "backports.zstd>=1.0; python_version < '3.14'",
     ],

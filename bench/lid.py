@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import os
 import resource
 import shlex
@@ -52,7 +53,9 @@ for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from laser.lid.corpus import corpus_files, flores_dev_rows, language_of, pairs  # noqa: E402
+from laser.lid.calibration import expected_calibration_error, fit_calibration  # noqa: E402
+from laser.lid.corpus import (SourceOf, corpus_files, flores_dev_rows, is_short,  # noqa: E402
+                              label_of, language_of, pairs, piece_of)
 from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
@@ -65,7 +68,19 @@ FEW_DEV_LINES = 30
 OLD_CODES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "mo": "ro", "zh-hant": "zh",
              "zh-hans": "zh"}
 
+# A language with more training lines than this is "big": out of source it must reach BIG_GOAL.
+BIG_LANGUAGE = 2000
+BIG_GOAL = 0.8
+OUT_OF_SOURCE = "out of source"
+SHORT = "out of source, at most 3 words"
+PIECES = "pieces of 1-3 words of longer lines"
+
+FLORES_DEV = "FLORES dev (SIB-200)"
+ECE_LINES = 200
+
 Identify = Callable[[list[str]], list[str]]  # lines -> ISO 639-3 code of each (or "")
+# lines -> ISO 639-3 code of each (or "") and its probability
+Score = Callable[[list[str]], tuple[list[str], list[float]]]
 
 
 def package_code(code: str) -> str:
@@ -122,7 +137,28 @@ def held_out(corpus: Path, sib200: Path, per_language: int) -> dict[str, dict[st
     dev = {language: lines for language, lines in dev.items() if lines}
     flores = {code.split("_")[0]: lines[:per_language]
               for code, lines in flores_dev_rows(sib200).items()}
-    return {"corpus dev": dev, "FLORES dev (SIB-200)": flores}
+    return {"corpus dev": dev, FLORES_DEV: flores}
+
+
+def out_of_source_sets(corpus: Path, per_language: int) -> dict[str, dict[str, list[str]]]:
+    """Set name -> language -> lines: each language's lines of its held-out source family
+    (`SourceOf.out_of_source`), those of them that are short (`is_short`), and one piece of 1 to
+    3 words (2 to 6 letters without spaces) of each longer one."""
+    lines = SourceOf(corpus).out_of_source(corpus, per_language)
+    rng = random.Random(0)
+    pieces = {language: [piece for piece in (piece_of(line, rng) for line in texts
+                                             if not is_short(line)) if piece]
+              for language, texts in lines.items()}
+    short = {language: [line for line in texts if is_short(line)] for language, texts in lines.items()}
+    return {OUT_OF_SOURCE: lines,
+            SHORT: {language: texts for language, texts in short.items() if texts},
+            PIECES: {language: texts for language, texts in pieces.items() if texts}}
+
+
+def training_lines(corpus: Path) -> Counter:
+    """Language -> the number of its train pairs in the corpus."""
+    return Counter({language_of(path): sum(1 for _ in pairs(path))
+                    for path in corpus_files(corpus, "train")})
 
 
 def ours(model: LanguageIdentifier) -> Identify:
@@ -287,6 +323,179 @@ def speed_table(laser: list[str], sets: dict, lid_model: Optional[str]) -> list[
     return out
 
 
+def py3langid_scored(known: set[str]) -> Score:
+    """py3langid's code and normalised probability of each line."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier as Langid
+    identifier = Langid.from_model_file(MODEL_FILE, norm_probs=True)
+
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        found = [identifier.classify(line) for line in lines]
+        return [iso3_of(code, known) for code, _ in found], [float(p) for _, p in found]
+
+    return score
+
+
+def lingua_scored(known: set[str]) -> Score:
+    """lingua's likeliest language of each line and its confidence value."""
+    from lingua import LanguageDetectorBuilder
+    detector = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models() \
+        .build()
+
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        best = [(detector.compute_language_confidence_values(line) or [None])[0]
+                for line in lines]
+        return ([iso3_of(value.language.iso_code_639_3.name, known) if value else ""
+                 for value in best], [value.value if value else 0.0 for value in best])
+
+    return score
+
+
+def laser_scored(model: LanguageIdentifier) -> Score:
+    def score(lines: list[str]) -> tuple[list[str], list[float]]:
+        codes, probabilities = model.ranked(lines)
+        return ([code[0].split("_")[0] if code[0] != "und" else "" for code in codes],
+                [probability[0] for probability in probabilities])
+
+    return score
+
+
+def calibration_error(score: Score, by_language: dict[str, list[str]],
+                      languages: Optional[set[str]] = None) -> tuple[float, int]:
+    """The expected calibration error (laser.lid.calibration's, 15 bins) of `score`'s answers
+    (language only) on at most ECE_LINES lines a language, over the lines it answered."""
+    probabilities: list[float] = []
+    correct: list[bool] = []
+    for language, lines in by_language.items():
+        if languages is not None and language not in languages:
+            continue
+        codes, chances = score(lines[:ECE_LINES])
+        for code, chance in zip(codes, chances):
+            if code:
+                probabilities.append(chance)
+                correct.append(code == language)
+    return expected_calibration_error(probabilities, correct), len(probabilities)
+
+
+def fitted(path: Optional[str], dev: dict[str, list[str]]) -> LanguageIdentifier:
+    """The model at `path` with a calibration fitted in this run on the corpus dev lines and
+    one piece (laser.lid.corpus.piece_of) of each: lines that no calibration table reports."""
+    rng = random.Random(1)
+    lines, labels = [], []
+    for language, texts in dev.items():
+        for line in texts:
+            for text in (line, piece_of(line, rng)):
+                label = label_of(language, text) if text else None
+                if label:
+                    lines.append(text)
+                    labels.append(label)
+    raw = LanguageIdentifier(path, calibrated=False)
+    model = LanguageIdentifier(path, calibrated=False)
+    model.calibration = fit_calibration(raw.scored(lines, labels))
+    return model
+
+
+def calibration_table(sets: dict, models: dict[str, Optional[str]], known: set[str]) -> list[str]:
+    """The expected calibration error on each set that neither fit saw (the out-of-source sets
+    for the held-out model, FLORES dev for the model): uncalibrated, with its calibration fitted
+    here on the corpus dev split, with its own calibration file where it has one, and py3langid's
+    and lingua's on their languages. pycld2 reports no probability (its percentages are shares
+    of the text's bytes)."""
+    packages = {"py3langid": py3langid_scored(known), "lingua": lingua_scored(known)}
+    package_languages = {"py3langid": {iso3_of(code, known) for code in py3langid_identify(known)[1]},
+                         "lingua": {iso3_of(code, known) for code in lingua_identify(known)[1]}}
+    out = [f"Expected calibration error (15 bins, the answered lines; at most {ECE_LINES} lines "
+           "a language):", "", "| set | model | lines | uncalibrated | calibrated here on corpus "
+           "dev | its calibration file | py3langid | lingua |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    dev = sets["corpus dev"]
+    for model_name, path in models.items():
+        raw = LanguageIdentifier(path, calibrated=False)
+        own = LanguageIdentifier(path)
+        here = fitted(path, dev)
+        for set_name in ([FLORES_DEV] if model_name == "model" else [OUT_OF_SOURCE, SHORT, PIECES]):
+            by_language = sets[set_name]
+            errors = [calibration_error(laser_scored(model), by_language)
+                      for model in (raw, here)]
+            mine = (f"{calibration_error(laser_scored(own), by_language)[0]:.3f}"
+                    if own.calibration else "none")
+            theirs = [calibration_error(score, by_language, package_languages[name])[0]
+                      for name, score in packages.items()]
+            out.append(f"| {set_name} | {model_name} | {errors[0][1]:,} | {errors[0][0]:.3f} | "
+                       f"{errors[1][0]:.3f} | {mine} | {theirs[0]:.3f} | {theirs[1]:.3f} |")
+            print(out[-1], file=sys.stderr)
+    return out + [""]
+
+
+def package_table(sets: dict, ours_found: dict, known: set[str]) -> list[str]:
+    """Each package against the model on each set, on the package's languages."""
+    out = ["| package | set | languages | its macro accuracy | the model's, strict | "
+           "the model's, at the package's granularity | package lines/s (one core) |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for name, make in (("py3langid", py3langid_identify), ("pycld2", pycld2_identify),
+                       ("lingua", lingua_identify)):
+        identify, codes = make(known)
+        languages = {iso3_of(code, known) for code in codes}
+        view = package_view(codes, known)
+        found, speed = predictions(identify, sets, languages)
+        for set_name in sets:
+            theirs, count = macro_accuracy(found[set_name], languages)
+            strict, _ = macro_accuracy(ours_found[set_name], languages)
+            coarse, _ = macro_accuracy(seen_as(ours_found[set_name], view), languages)
+            out.append(f"| {name} | {set_name} | {count} | {theirs:.1%} | {strict:.1%} | "
+                       f"{coarse:.1%} | {speed:,.0f} |")
+            print(out[-1], file=sys.stderr)
+    return out
+
+
+def summary(ours_found: dict, ours_speed: float, known: set[str]) -> list[str]:
+    """The model over every language of the corpus dev split and of FLORES dev."""
+    dev = ours_found["corpus dev"]
+    overall, count = macro_accuracy(dev, set(dev))
+    low, high = macro_interval(dev)
+    few = few_lines(dev)
+    most, most_count = macro_accuracy(dev, set(dev) - few)
+    least, _ = macro_accuracy(dev, few)
+    flores, flores_count = macro_accuracy(ours_found[FLORES_DEV], known)
+    return ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
+            f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
+            f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
+            f"{len(few)} ({sum(len(dev[language]) for language in few)} lines) {least:.1%}; "
+            f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
+            f"{ours_speed:,.0f} lines/s on one core.", ""]
+
+
+def out_of_source_summary(ours_found: dict, trained: Counter) -> list[str]:
+    """The held-out model over every language of the out-of-source sets, and the big languages
+    (more than BIG_LANGUAGE train pairs) below BIG_GOAL out of source."""
+    out = []
+    for name in (OUT_OF_SOURCE, SHORT, PIECES):
+        found = ours_found[name]
+        overall, count = macro_accuracy(found, set(found))
+        low, high = macro_interval(found)
+        big = {language for language in found if trained[language] > BIG_LANGUAGE}
+        big_macro, big_count = macro_accuracy(found, big)
+        out.append(f"The held-out model on {name}: {count} languages, "
+                   f"{sum(map(len, found.values())):,} lines, macro accuracy {overall:.1%} "
+                   f"(95% interval {low:.1%} to {high:.1%}); over the {big_count} with more "
+                   f"than {BIG_LANGUAGE:,} train pairs {big_macro:.1%}.")
+    found = ours_found[OUT_OF_SOURCE]
+    out += ["", f"Languages with more than {BIG_LANGUAGE:,} train pairs below {BIG_GOAL:.0%} out "
+            "of source:", "", "| language | train pairs | lines | accuracy | read most as |",
+            "|---|---:|---:|---:|---|"]
+    for language in sorted(found, key=lambda code: accuracy_of(found, code)):
+        accuracy = accuracy_of(found, language)
+        if trained[language] > BIG_LANGUAGE and accuracy < BIG_GOAL:
+            wrong = Counter(code for code in found[language] if code != language)
+            top = ", ".join(f"{code} {times}" for code, times in wrong.most_common(3))
+            out.append(f"| {language} | {trained[language]:,} | {len(found[language])} | "
+                       f"{accuracy:.1%} | {top} |")
+    return out + [""]
+
+
+def accuracy_of(found: dict[str, list[str]], language: str) -> float:
+    codes = found[language]
+    return sum(code == language for code in codes) / len(codes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -295,6 +504,10 @@ def main() -> None:
     parser.add_argument("--laser", default=f"{sys.executable} -m laser",
                         help="the command that runs laser, for the end-to-end speed")
     parser.add_argument("--per-language", type=int, default=1000)
+    parser.add_argument("--held-out-model", help="the recipe's model with each language's held-out "
+                        "source left out (tasks/lid_model.py --hold-out-sources): scored on the "
+                        "out-of-source, short-line and piece sets")
+    parser.add_argument("--out-of-source-per-language", type=int, default=500)
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the end-to-end speed of `laser lid` and its baseline")
@@ -308,40 +521,21 @@ def main() -> None:
         return
 
     sets = held_out(args.corpus, args.sib200, args.per_language)
-    known = set(sets["corpus dev"]) | set(sets["FLORES dev (SIB-200)"])
     model = LanguageIdentifier(args.model)
     ours_found, ours_speed = predictions(ours(model), sets)
-    out: list[str] = []
-    out.append("| package | set | languages | its macro accuracy | the model's, strict | "
-               "the model's, at the package's granularity | package lines/s (one core) |")
-    out.append("|---|---|---:|---:|---:|---:|---:|")
-    for name, make in (("py3langid", py3langid_identify), ("pycld2", pycld2_identify),
-                       ("lingua", lingua_identify)):
-        identify, codes = make(known)
-        languages = {iso3_of(code, known) for code in codes}
-        view = package_view(codes, known)
-        found, speed = predictions(identify, sets, languages)
-        for set_name in sets:
-            theirs, count = macro_accuracy(found[set_name], languages)
-            strict, _ = macro_accuracy(ours_found[set_name], languages)
-            coarse, _ = macro_accuracy(seen_as(ours_found[set_name], view), languages)
-            out.append(f"| {name} | {set_name} | {count} | {theirs:.1%} | {strict:.1%} | "
-                       f"{coarse:.1%} | {speed:,.0f} |")
-        print("\n".join(out[-2:]), file=sys.stderr)
-    dev = ours_found["corpus dev"]
-    overall, count = macro_accuracy(dev, set(dev))
-    low, high = macro_interval(dev)
-    few = few_lines(dev)
-    most, most_count = macro_accuracy(dev, set(dev) - few)
-    least, _ = macro_accuracy(dev, few)
-    flores, flores_count = macro_accuracy(ours_found["FLORES dev (SIB-200)"], known)
-    out += ["", f"The model over all {count} corpus dev languages: macro accuracy {overall:.1%} "
-            f"(95% interval over resampled dev lines: {low:.1%} to {high:.1%}); over the "
-            f"{most_count} with more than {FEW_DEV_LINES} dev lines {most:.1%}, over the other "
-            f"{len(few)} ({sum(len(dev[language]) for language in few)} lines) {least:.1%}; "
-            f"over the {flores_count} FLORES dev languages: {flores:.1%}. In this process "
-            f"{ours_speed:,.0f} lines/s on one core.", ""]
+    if args.held_out_model:
+        oos = out_of_source_sets(args.corpus, args.out_of_source_per_language)
+        held_found, _ = predictions(ours(LanguageIdentifier(args.held_out_model)), oos)
+        sets, ours_found = {**sets, **oos}, {**ours_found, **held_found}
+    known = {language for by_language in sets.values() for language in by_language}
+    out = package_table(sets, ours_found, known)
+    out += summary(ours_found, ours_speed, known)
+    if args.held_out_model:
+        out += out_of_source_summary(ours_found, training_lines(args.corpus))
+        out += calibration_table(sets, {"model": args.model, "held-out model":
+                                        args.held_out_model}, known)
     out += speed_table(shlex.split(args.laser), sets, args.model)
+    dev = ours_found["corpus dev"]
     out += ["", "Per-language F1 on the corpus dev split (worst first):", "",
             "| language | lines | accuracy | F1 |", "|---|---:|---:|---:|"]
     f1 = f1_by_language(dev)

@@ -7,9 +7,9 @@ quantisation, batching), `encoder` (the `Encoder` facade over both), `io` (sente
 embedding files), `pipeline` (whole files), `search` (k-NN and FAISS indexes), `mining`, `eval`,
 `training`, `apps` (classification, documents, graphs, dedup, paraphrases, pair filter; also as
 `laser.classify`, `laser.documents`, ...), `distributed` (Ray), `serving` (`laser serve`) and
-`cli`. `laser.Encoder`, `laser.mine`, `laser.score`, `laser.Index` and `laser.identify` are the
-library's verbs
-(docs/python-api.md).
+`cli`. `laser.Encoder`, `laser.mine`, `laser.score`, `laser.Index`, `laser.identify`,
+`laser.align` (the `align` stage's package, callable) and `laser.split_sentences` are the
+library's verbs (docs/python-api.md).
 """
 import importlib
 import importlib.util
@@ -23,10 +23,11 @@ APPLICATIONS = ("classify", "documents", "graph", "dedup", "paraphrase", "pair_f
 # The library's verbs (docs/python-api.md) by the module defining each, imported on first use:
 # they pull in torch or FAISS, which `laser --help` should not wait for.
 VERBS = {"Encoder": "encoder", "Index": "search.sentence_index", "mine": "mining.sentences",
-         "score": "mining.sentences", "identify": "lid.files"}
+         "score": "mining.sentences", "identify": "lid.files",
+         "split_sentences": "text.sentences"}
 
-__all__ = ["Encoder", "Index", "LaserError", "__version__", "identify", "mine", "score",
-           *APPLICATIONS]
+__all__ = ["Encoder", "Index", "LaserError", "__version__", "align", "identify", "mine", "score",
+           "split_sentences", *APPLICATIONS]
 
 
 class _ApplicationNames:
@@ -59,6 +60,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f".{VERBS[name]}", __name__), name)
     if name in APPLICATIONS:
         return importlib.import_module(f".apps.{name}", __name__)
+    if name == "align":  # the package of the stage, callable as the verb
+        return importlib.import_module(".align", __name__)
     raise AttributeError(f"module 'laser' has no attribute {name!r}")
 
 

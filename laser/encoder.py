@@ -32,7 +32,7 @@ from .models.resolve import ModelChoice, resolve_model
 from .models.routes import routed_files
 from .models.spaces import model_identity
 from .lid.model import Ranked, identifier, line_languages
-from .text.languages import AUTO
+from .text.languages import AUTO, DEFAULT_LANG_FALLBACK, UNDETERMINED, UnknownLanguage, resolve
 
 
 class TruncationWarning(UserWarning):
@@ -63,7 +63,8 @@ class Encoder:
     def __init__(self, files: ModelFiles, device: str = "cpu",
                  max_tokens: int = DEFAULT_MAX_TOKENS, max_sentences: Optional[int] = None,
                  max_length: Optional[int] = None, bpe_backend: str = "auto",
-                 quantize: Optional[str] = None, runtime: str = "auto"):
+                 quantize: Optional[str] = None, runtime: str = "auto",
+                 lang_fallback: str = DEFAULT_LANG_FALLBACK):
         if max_tokens < 1:
             raise LaserError("max_tokens must be at least 1")
         if max_length is not None and max_length < 1:
@@ -81,10 +82,12 @@ class Encoder:
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
         self.max_length = max_length
+        self.lang_fallback = checked_fallback(lang_fallback)  # `auto`'s language of `und` lines
         # how the encoders of routed lines run (`route`): as this one
         self.running_options = dict(device=device, max_tokens=max_tokens,
                                     max_sentences=max_sentences, max_length=max_length,
-                                    bpe_backend=bpe_backend, quantize=quantize, runtime=runtime)
+                                    bpe_backend=bpe_backend, quantize=quantize, runtime=runtime,
+                                    lang_fallback=lang_fallback)
         self._routes: dict[str, Optional[Encoder]] = {}  # None: this one (no cycle)
         self._routes_lock = threading.Lock()
 
@@ -198,13 +201,12 @@ class Encoder:
     def prepare(self, sentences: Sequence[str], lang: Union[str, Sequence[str]]) -> Prepared:
         """Raw sentences to the id sequences the network reads (the whole preprocessing: text
         stage, subwords, ids); `encode_ids` embeds them. `lang`: the sentences' language,
-        `auto` (each sentence's language identified: `laser.lid`) or one language per sentence;
-        each sentence is preprocessed as its language and, with languages known one by one,
-        by the encoder that embeds it (`route`)."""
+        `auto` (each sentence's language identified: `identify`) or one language per
+        sentence; each sentence is preprocessed as its language and, with languages known one
+        by one, by the encoder that embeds it (`route`)."""
         sentences = _sentence_list(sentences)
-        guesses = identifier().ranked(sentences) if lang == AUTO else None
-        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
-                     else line_languages(sentences, lang))
+        guesses, languages = self.identify(sentences) if lang == AUTO \
+            else (None, line_languages(sentences, lang))
         if languages is None:
             return Prepared(self._prepare_one_language(sentences, lang), [self] * len(sentences))
         ids: list[list[int]] = [[] for _ in sentences]
@@ -215,6 +217,14 @@ class Encoder:
             for index, sequence in zip(indices, prepared):
                 ids[index], encoders[index] = sequence, encoder
         return Prepared(ids, encoders, guesses)
+
+    def identify(self, texts: Sequence[str]) -> tuple[Ranked, list[str]]:
+        """Each text's language as `laser.lid` identifies it (the guesses, for `--lang-out` and
+        the sidecar), and the language it is embedded as: that one, or `lang_fallback` for an
+        `und` text (no letters, or no guess)."""
+        guesses = identifier().ranked(texts)
+        return guesses, [self.lang_fallback if codes[0] == UNDETERMINED else codes[0]
+                         for codes in guesses[0]]
 
     def route(self, lang: str) -> Encoder:
         """The encoder of sentences known to be in `lang`: the installed official LASER3 encoder
@@ -359,3 +369,14 @@ def _indices_by_language(languages: Sequence[str]) -> dict[str, list[int]]:
     for index, language in enumerate(languages):
         groups.setdefault(language, []).append(index)
     return groups
+
+
+def checked_fallback(lang: str) -> str:
+    """A language `auto` may embed `und` lines as: one the preprocessing knows."""
+    if not isinstance(lang, str) or lang in (AUTO, UNDETERMINED):
+        raise LaserError(f"lang_fallback must be a language such as 'en', not {lang!r}")
+    try:
+        resolve(lang)
+    except UnknownLanguage as error:
+        raise LaserError(f"--lang-fallback: {error}") from None
+    return lang

@@ -17,7 +17,8 @@ from .errors import LaserError
 from .io.atomic import STDOUT, atomic_text_output, check_output_path
 from .io.bad_lines import BadLines
 from .io.embeddings import FORMATS, EmbeddingWriter
-from .io.sidecar import check_sidecar_replaceable, write_sidecar
+from .io.outputs import check_outputs
+from .io.sidecar import sidecar_outputs, write_sidecar
 from .io.sources import FAIL
 from .io.text import check_input, count_lines, read_lines
 from .lid.files import languages_output, write_batch
@@ -97,6 +98,7 @@ class EmbedReport:
     runtime: str  # what ran the network: torch VERSION, or onnxruntime VERSION (int8 BiLSTMs)
     rows_are: str = "sentences"
     lid_model: Optional[str] = None  # with lang `auto`: the language-ID model that chose them
+    lang_fallback: Optional[str] = None  # with lang `auto`: the language of the `und` lines
     # with lang `auto`: each identified language's lines and the model that embedded them
     languages: Optional[dict] = None
     seconds: float = field(default=0.0, compare=False)
@@ -227,10 +229,7 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     options = replace(options, **fields) if options else EmbedOptions(**fields)
     if options.fmt not in FORMATS:
         raise LaserError(f"unknown output format {options.fmt!r}; choose npy or raw")
-    check_job(input_path, output_path)
-    if options.provenance:
-        check_sidecar_replaceable(output_path)
-    check_lang_out(options)
+    check_embed_job(input_path, output_path, options)
     started = time.perf_counter()
     dtype = np.float16 if options.fp16 else np.float32
     counts: Counter = Counter()
@@ -242,27 +241,33 @@ def embed_file(encoder: Encoder, input_path: str, output_path: str,
     report = EmbedReport(
         output=str(output_path), rows=writer.rows, dtype=np.dtype(dtype).name, format=options.fmt,
         lang=options.lang, rows_are=options.rows, **encoder_fields(encoder),
-        **language_fields(options, counts, encoder.files), seconds=time.perf_counter() - started,
+        **language_fields(options, counts, encoder.files, encoder.lang_fallback),
+        seconds=time.perf_counter() - started,
         bad_lines=options.bad_lines.record() if options.bad_lines.policy != "fail" else None)
     finish_report(report, options)
     return report
 
 
-def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles) -> dict:
-    """What an `EmbedReport` of lang `auto` records: the language-ID model, and each identified
-    language's lines with the model that embedded them (`laser.models.routes`)."""
+def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles,
+                    fallback: str) -> dict:
+    """What an `EmbedReport` of lang `auto` records: the language-ID model, the language of
+    its `und` lines, and each identified language's lines (`und` too) with the model that
+    embedded them (`laser.models.routes`)."""
     if options.lang != AUTO:
         return {}
-    return dict(lid_model=shipped_model_path().name, languages=language_models(counts, files))
+    return dict(lid_model=shipped_model_path().name, lang_fallback=fallback,
+                languages=language_models(counts, files, fallback))
 
 
-def check_lang_out(options: EmbedOptions) -> None:
-    """--lang-out goes with --lang auto, and to a file that may be written."""
-    if not options.lang_out:
-        return
-    if options.lang != AUTO:
+def check_embed_job(input_path: str, output_path: str, options: EmbedOptions) -> None:
+    """Refuse, before any work, a bad input, --lang-out without --lang auto, and outputs (the
+    embeddings, their sidecar, --lang-out) that cannot be written or of which two are one."""
+    check_input(input_path)
+    if options.lang_out and options.lang != AUTO:
         raise LaserError("--lang-out goes with --lang auto")
-    check_output_path(options.lang_out)
+    check_outputs({"--output": output_path,
+                   **(sidecar_outputs("--output", output_path) if options.provenance else {}),
+                   "--lang-out": options.lang_out})
 
 
 def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None:

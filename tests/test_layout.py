@@ -13,12 +13,12 @@ PACKAGE = ROOT / "laser"
 # Modules every stage may use, then the stages in order; the interfaces (cli, the top-level
 # package, its compatibility and demo modules) may use any of them.
 SHARED = {"errors", "version", "optional", "progress"}
-STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipeline", "search",
-          "mining", "eval", "apps", "training", "distributed", "serving"]
+STAGES = ["io", "text", "subwords", "models", "lid", "cleaning", "runtime", "encoder", "pipeline",
+          "search", "mining", "align", "eval", "apps", "training", "distributed", "serving"]
 INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo", "integrations"}
 # What `from laser import NAME` gives, by the stage that defines it.
 PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version",
-                 "identify": "lid"}
+                 "identify": "lid", "split_sentences": "text"}
 
 
 def stage_of(module: str) -> str:

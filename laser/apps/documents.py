@@ -2,9 +2,8 @@
 and their rows are pooled (mean, or max) into one row per line, as the official SplitLines and
 JoinEmbed tools do.
 
-Sentences are split with Moses' split-sentences rules (the PyPI `sentence-splitter` port): the
-non-breaking prefix lists of its 24 European languages, the generic rules elsewhere, and a split
-after the full stops of scripts written without spaces between sentences (。！？ and others).
+Sentences are split by laser's own splitter (`laser.text.sentences`, `laser split`: every
+language, docs/sentence-splitting.md).
 
 With lang `auto` each document's language is identified (a paragraph is a surer guess than
 its sentences): it chooses the document's sentence splitter, and its sentences are preprocessed
@@ -12,17 +11,14 @@ as it (and embedded by its official LASER3 encoder where `Encoder.route` finds o
 """
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass, field
-from importlib import resources
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..errors import LaserError
-from ..lid.model import identifier
-from ..text.languages import AUTO, resolve
+from ..text.languages import AUTO
+from ..text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from ..encoder import Encoder
@@ -30,34 +26,12 @@ if TYPE_CHECKING:
 
 POOLINGS = ("mean", "max")
 
-# Sentence ends of scripts that put no space after them: CJK full stops, question and
-# exclamation marks, the Devanagari danda, the Arabic question mark, the Ethiopic full stop.
-_UNSPACED_END = re.compile(r"(?<=[。！？｡।॥؟።])(?=\S)")
-
-
-@functools.lru_cache(maxsize=None)
-def sentence_splitter(lang: str) -> Callable[[str], list[str]]:
-    """The sentence splitter of a language (ISO 639-1 or 639-3 code)."""
-    from sentence_splitter import SentenceSplitter
-    code = resolve(lang).moses
-    prefixes = resources.files("sentence_splitter").joinpath("non_breaking_prefixes",
-                                                             f"{code}.txt")
-    if len(code) == 2 and prefixes.is_file():
-        moses = SentenceSplitter(language=code)
-    else:
-        generic = resources.files("laser").joinpath("data/no_nonbreaking_prefixes.txt")
-        moses = SentenceSplitter(language="xx", non_breaking_prefix_file=str(generic))
-
-    def split(text: str) -> list[str]:
-        return [part for sentence in moses.split(text)
-                for part in _UNSPACED_END.split(sentence) if part.strip()]
-    return split
-
 
 def split_document(text: str, lang: str) -> list[str]:
-    """The sentences of one document; an empty (or blank) document is one empty sentence, so
-    that it still gets a row: the embedding of the empty string."""
-    return (sentence_splitter(lang)(text) if text.strip() else []) or [""]
+    """The sentences of one document (`laser.text.sentences.split_sentences`); an empty (or
+    blank) document is one empty sentence, so that it still gets a row: the embedding of the
+    empty string."""
+    return split_sentences(text, lang) or [""]
 
 
 def pool(rows: np.ndarray, counts: Sequence[int], pooling: str = "mean") -> np.ndarray:
@@ -92,9 +66,8 @@ class DocumentEncoder:
 
     def __call__(self, encoder: Encoder, documents: list[str], lang: str) -> EmbeddedChunk:
         """The documents' rows, and with lang `auto` their identified languages."""
-        guesses = identifier().ranked(documents) if lang == AUTO else None
-        languages = ([codes[0] for codes in guesses[0]] if guesses is not None
-                     else [lang] * len(documents))
+        guesses, languages = encoder.identify(documents) if lang == AUTO \
+            else (None, [lang] * len(documents))
         parts = [split_document(document, code) for document, code in zip(documents, languages)]
         sentences = [sentence for part in parts for sentence in part]
         self.sentences += len(sentences)

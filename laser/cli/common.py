@@ -15,6 +15,7 @@ from ..errors import LaserError
 from ..models.options import ModelOptions
 from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
+from ..text.languages import DEFAULT_LANG_FALLBACK
 from ..optional import EXTRAS, install_hint
 from ..version import __version__
 
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 # The module of `laser.cli` that defines each command: it is imported only when that command
 # runs (or `laser --help` lists them all), so one command's start-up never pays for the others.
 COMMAND_MODULES = {
-    "classify": "classify", "dedup": "dedup", "download": "models", "embed": "embed",
-    "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid", "mine": "mine",
-    "models": "models", "paraphrase": "paraphrase", "preprocess": "embed", "score": "score",
-    "serve": "serve", "train": "train",
+    "align": "align", "classify": "classify", "dedup": "dedup", "download": "models",
+    "embed": "embed", "eval": "evaluate", "filter": "filter", "knn": "knn", "lid": "lid",
+    "mine": "mine", "models": "models", "paraphrase": "paraphrase", "prepare": "prepare",
+    "preprocess": "embed", "score": "score", "serve": "serve", "split": "split", "train": "train",
 }
 
 
@@ -131,6 +132,12 @@ def main() -> None:
     """LASER multilingual sentence embeddings, similarity search and bitext mining."""
 
 
+lang_fallback_option = click.option(
+    "--lang-fallback", default=DEFAULT_LANG_FALLBACK, show_default=True, metavar="LANG",
+    help="With a language `auto`: the language a line identified as `und` (no letters, such "
+         "as numbers, emoji or URLs) is preprocessed and embedded as.")
+
+
 def model_options(command):
     """The options that choose and configure a model, shared by every command that embeds,
     passed on as one `model` ModelOptions."""
@@ -165,6 +172,7 @@ def model_options(command):
                      default="auto", show_default=True,
                      help="What runs the network. auto: ONNX Runtime for BiLSTM models on the "
                           "CPU (graph cached in $LASER_HOME/onnx), torch otherwise."),
+        lang_fallback_option,
     ]
 
     @functools.wraps(command)
@@ -229,6 +237,12 @@ def text_side(lang: Optional[str] = None, source: Optional[str] = None,
     """The request of a side of text in `lang`, named `source` in messages."""
     from ..models.resolve import ModelRequest
     return ModelRequest(named, lang, source or "the sentences")
+
+
+def hold_work_dir_until_done(directory) -> None:
+    """Hold a work directory (`laser.io.locks`) until the command ends, however it ends."""
+    from ..io.locks import hold_work_dir
+    click.get_current_context().with_resource(hold_work_dir(directory))
 
 
 def examples(*lines: str) -> str:

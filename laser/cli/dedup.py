@@ -37,7 +37,7 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     neighbours has a cosine of at least --threshold with it, so the first of each group stays."""
     from ..apps.dedup import (DedupOptions, DedupOutputs, check_lines, deduplicate,
                               write_deduplicated)
-    from ..io.atomic import check_output_path
+    from ..io.outputs import check_outputs
     from ..io.text import check_input, is_regular_file
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
@@ -45,8 +45,7 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     if not is_regular_file(text):
         raise LaserError(f"{text}: dedup reads INPUT twice, so it must be a regular file")
     outputs = DedupOutputs(output, kept_ids, report)
-    for path in filter(None, (output, kept_ids, report)):
-        check_output_path(path)
+    check_outputs({"--output": output, "--kept-ids": kept_ids, "--report": report})
     if bad_lines.policy == "skip" and (embeddings or kept_ids or report):
         raise LaserError("--bad-lines skip cannot go with --embeddings, --kept-ids or --report, "
                          "which count every line; use --bad-lines replace")

@@ -8,6 +8,7 @@ import click
 from ..apps.documents import POOLINGS
 from ..errors import LaserError
 from .common import encoder_spec, examples, load_encoder, main, model_options
+from .document_options import document_options, sentences_out_option
 from .options import bad_lines_option, ray_options, say_bad_lines, say_kept_work
 
 
@@ -42,51 +43,61 @@ from .options import bad_lines_option, ray_options, say_bad_lines, say_kept_work
 @click.option("--pooling", type=click.Choice(POOLINGS), default="mean", show_default=True,
               help="With --documents: how the sentence rows of a line are pooled.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, note or summary.")
+@document_options(into="inputs")
+@sentences_out_option
 @bad_lines_option("replace")
 @ray_options
 def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, pooling, quiet,
-          bad_lines, distributed, model):
+          inputs, sentences_out, bad_lines, distributed, model):
     """Embed each line of INPUT ('-' for stdin, pipes welcome): exactly one row per line.
 
     INPUT may also be a directory, a quoted glob or @LIST (a file of paths, one a line): the
     lines of its files in order. Files compressed with gzip, xz, zstd or bzip2 are read as such.
+    WARC/WET and JSON-lines files are documents: a row for each of their paragraphs, or with
+    --split-sentences for each sentence (docs/documents.md).
 
     Rows are not unit length; normalise them for cosine similarity (the search and mining
     commands do).
     """
+    from ..cleaning.sentences import sentence_input
     from ..io.terminal import check_binary_output
-    from ..pipeline import EmbedOptions, check_job, check_lang_out, embed_file
+    from ..pipeline import EmbedOptions, check_embed_job, embed_file
+    from ..search.inputs import work_dir
     if pooling != "mean" and not documents:
         raise LaserError("--pooling goes with --documents")
-    check_job(input_path, output)
-    check_binary_output(output, f"embeddings ({fmt})")
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
                                  lang_out=lang_out, bad_lines=bad_lines)
-    check_lang_out(embed_options)
-    if distributed:
-        if documents:
-            raise LaserError("--documents does not run on --ray yet; embed documents in one process")
-        if bad_lines.policy != "fail":
-            raise LaserError("--bad-lines replace does not run on --ray yet; embed in one process")
-        from ..distributed.ray_runner import default_work_dir, embed_file_on_ray
-        try:
-            report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), input_path,
-                                            output, embed_options, distributed)
-        except (LaserError, KeyboardInterrupt):
-            say_kept_work(distributed.work_dir or default_work_dir(output))
-            raise
-        summary = f"{report.summary()}; {run.summary()}"
-    else:
-        if documents:
-            from ..apps.documents import DocumentEncoder
-            splitter = DocumentEncoder(pooling)
-            embed_options = dataclasses.replace(embed_options, encode=splitter,
-                                                rows=splitter.rows)
-        report = embed_file(load_encoder(model, lang, quiet), input_path, output, embed_options)
-        summary = report.summary()
-        if documents:
-            summary += (f"\npooled {splitter.sentences} sentences into {report.rows} document "
-                        f"rows ({pooling})")
+    check_embed_job(input_path, output, embed_options)
+    check_binary_output(output, f"embeddings ({fmt})")
+    with sentence_input(input_path, inputs.in_language(lang), work_dir(output),
+                        sentences_out) as sentences:
+        if distributed:
+            if documents:
+                raise LaserError("--documents does not run on --ray yet; embed documents in one "
+                                 "process")
+            if bad_lines.policy != "fail":
+                raise LaserError("--bad-lines replace does not run on --ray yet; embed in one "
+                                 "process")
+            from ..distributed.ray_runner import default_work_dir, embed_file_on_ray
+            try:
+                report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), sentences,
+                                                output, embed_options, distributed)
+            except (LaserError, KeyboardInterrupt):
+                say_kept_work(distributed.work_dir or default_work_dir(output))
+                raise
+            summary = f"{report.summary()}; {run.summary()}"
+        else:
+            if documents:
+                from ..apps.documents import DocumentEncoder
+                splitter = DocumentEncoder(pooling)
+                embed_options = dataclasses.replace(embed_options, encode=splitter,
+                                                    rows=splitter.rows)
+            report = embed_file(load_encoder(model, lang, quiet), sentences, output,
+                                embed_options)
+            summary = report.summary()
+            if documents:
+                summary += (f"\npooled {splitter.sentences} sentences into {report.rows} "
+                            f"document rows ({pooling})")
     say_bad_lines(bad_lines)
     if not quiet:
         click.echo(summary, err=True)

@@ -130,7 +130,9 @@ def tatoeba(directory, embeddings_dir, kinds, k, model):
 def bucc(directory, pair, train_split, test_split, extracted, embeddings_dir, k, model):
     """BUCC mining F1 on the official layout DIRECTORY/PAIR/PAIR.SPLIT.{xx,en,gold}."""
     from ..eval.bucc import bucc_evaluate
-    from ..io.atomic import atomic_text_output
+    from ..io.atomic import STDOUT, atomic_text_output
+    from ..io.outputs import check_outputs
+    check_outputs({"the scores": STDOUT, "--extracted": extracted})
     report = bucc_evaluate(directory, pair, _embedder(embeddings_dir, model), train_split,
                            test_split, k)
     click.echo(f"threshold\t{report.threshold:.6f}")

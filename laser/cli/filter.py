@@ -6,8 +6,8 @@ import functools
 import click
 
 from .common import encoder_loader, examples, main, model_options, side_loaders
-from .options import (dim_option, fp16_option, lid_model_option, quiet_option,
-                      side_model_options)
+from .options import (dim_option, fp16_option, lid_min_prob_option, lid_model_option,
+                      quiet_option, side_model_options)
 
 
 @main.group("filter", epilog=examples(
@@ -110,17 +110,19 @@ def train_command(pairs, src, trg, filter_dir, random_negatives, hard_negatives,
               help="Also drop the pairs whose source is not identified as --src-lang or whose "
                    "target is not identified as --trg-lang (language ID).")
 @lid_model_option
+@lid_min_prob_option
 @model_options
 @quiet_option
-def score_command(pairs, src, trg, filter_dir, output, threshold, lid_filter, lid_model, quiet,
-                  model):
+def score_command(pairs, src, trg, filter_dir, output, threshold, lid_filter, lid_model,
+                  lid_min_prob, quiet, model):
     """Score the pairs of PAIRS (src<TAB>trg, or score<TAB>src<TAB>trg as `laser mine` writes)."""
     from ..apps.pair_files import score_file
     from ..apps.pair_filter import PairFilter
     from ..io.atomic import check_output_path
     from ..lid.check import LanguagePair
     check_output_path(output)
-    languages = LanguagePair.of(src.lang, trg.lang, lid_model) if lid_filter else None
+    languages = LanguagePair.of(src.lang, trg.lang, lid_model, lid_min_prob) if lid_filter \
+        else None
     pair_filter = PairFilter.load(filter_dir)
     against = pair_filter.model.origin("the pair filter")
     encoders = tuple(None if side.embeddings else

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from typing import Optional
 
 import click
@@ -9,6 +10,7 @@ import click
 from ..errors import LaserError
 from ..search.index import METRICS
 from .common import encoder_loader, examples, main, model_options
+from .document_options import document_options, sentences_out_option
 from .options import approximate_options, dim_option, fp16_option, quiet_option, ray_options
 
 
@@ -41,38 +43,46 @@ def knn() -> None:
 @click.option("--lang", "-l", help="INPUT is a text file in this language: embed it now.")
 @model_options
 @quiet_option
+@document_options()
+@sentences_out_option
 @ray_options
-def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, distributed,
-          model):
+def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, documents,
+          sentences_out, distributed, model):
     """Index the embeddings INPUT (.npy or raw), or the sentences of INPUT with --lang.
 
     INPUT may be several files, their rows (lines) one after another: a directory, a quoted
-    glob or @LIST (a file of paths, one a line); text files may be compressed.
+    glob or @LIST (a file of paths, one a line); text files may be compressed. With --lang,
+    WARC/WET and JSON-lines files are documents: a row for each paragraph, or with
+    --split-sentences each sentence (the index then records no text: --sentences-out keeps it).
     """
-    from ..io.atomic import check_output_path
-    from ..io.sidecar import check_sidecar_replaceable
+    from ..cleaning.sentences import sentence_input
+    from ..io.outputs import check_outputs
+    from ..io.sidecar import sidecar_outputs
     from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
-    check_output_path(output)
-    check_sidecar_replaceable(output)
+    check_outputs({"--output": output, **sidecar_outputs("--output", output)})
     check_binary_output(output, "FAISS indexes")
     encoder = encoder_loader(model, lang, source=source) if lang else None
-    inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
-    with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
-        vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
-        if distributed:
-            from ..distributed.knn import ray_build_index
-            index = ray_build_index(vectors, factory, metric, train_size, distributed)
-        else:
-            index = build_index(vectors, factory, metric, train_size, progress=not quiet)
-    origin = inputs.origin(encoder)
+    if not lang and (documents.split or sentences_out):
+        raise LaserError("--split-sentences and --sentences-out go with --lang (text input)")
+    with sentence_input(source, documents.in_language(lang), work_dir(output),
+                        sentences_out) if lang else nullcontext(source) as sentences:
+        inputs = EmbeddingSource(sentences, None if lang else source, lang, dim, fp16)
+        with sentence_embeddings(inputs, encoder, work_dir(output)) as (matrix, name):
+            vectors = Vectors(matrix, name=name, normalize=metric == "cosine")
+            if distributed:
+                from ..distributed.knn import ray_build_index
+                index = ray_build_index(vectors, factory, metric, train_size, distributed)
+            else:
+                index = build_index(vectors, factory, metric, train_size, progress=not quiet)
+        origin = inputs.origin(encoder)
+    text = absolute_spec(source) if lang and sentences == source else None
     meta = IndexMeta(dim=vectors.dim, metric=metric, count=index.ntotal, factory=factory,
-                     model=origin.sha256, source=absolute_spec(source),
-                     text=absolute_spec(source) if lang else None, model_name=origin.model,
-                     model_space=origin.space)
+                     model=origin.sha256, source=absolute_spec(source), text=text,
+                     model_name=origin.model, model_space=origin.space)
     save_index(index, meta, output)
     if not quiet:
         click.echo(f"indexed {meta.count} x {meta.dim} vectors ({factory}, {metric}) in {output}",
@@ -186,14 +196,13 @@ def graph(source, output, k, approximate, dim, fp16, lang, quiet, model):
     """The k-NN graph of the embeddings INPUT (or the sentences of INPUT with --lang): row i holds
     the k rows most similar to row i (cosine, i itself left out) and their scores."""
     from ..apps.graph import knn_graph, save_graph
-    from ..io.atomic import check_output_path
-    from ..io.sidecar import check_sidecar_replaceable
+    from ..io.outputs import check_outputs
+    from ..io.sidecar import sidecar_outputs
     from ..io.sources import absolute_spec
     from ..io.terminal import check_binary_output
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
-    check_output_path(output)
-    check_sidecar_replaceable(output)
+    check_outputs({"--output": output, **sidecar_outputs("--output", output)})
     check_binary_output(output, "k-NN graphs (.npz)")
     inputs = EmbeddingSource(source, None if lang else source, lang, dim, fp16)
     encoder = encoder_loader(model, lang, source=source) if lang else None

@@ -15,9 +15,10 @@ from ..mining.mine import MODES
 from ..mining.output import OUTPUT_FORMATS
 from ..mining.retrieval import RETRIEVALS
 from ..mining.unify import UNIFY_KEYS
-from .common import examples, main, model_options, side_loaders
-from .options import (approximate_options, bad_lines_option, bitext_inputs, lid_model_option,
-                      say_bad_lines, say_kept_work, staged_ray_options)
+from .common import examples, hold_work_dir_until_done, main, model_options, side_loaders
+from .document_options import cleaning_options, document_options
+from .options import (approximate_options, bad_lines_option, bitext_inputs, lid_min_prob_option,
+                      lid_model_option, say_bad_lines, say_kept_work, staged_ray_options)
 
 
 def _warn(message: str) -> None:
@@ -33,16 +34,19 @@ def _check_options(mode: str, retrieval: str, threshold: float, candidates: bool
               "as in the official tool")
 
 
-def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str]):
+def _language_pair(lid_filter: bool, mode: str, src, trg, lid_model: Optional[str],
+                   lid_min_prob: float, cleaned: bool = False):
     """The languages --lid-filter checks the pairs against (None without it)."""
     if not lid_filter:
-        if lid_model:
-            raise LaserError("--lid-model goes with --lid-filter")
+        if lid_model and not cleaned:
+            raise LaserError("--lid-model goes with --lid-filter or documents")
+        if lid_min_prob:
+            raise LaserError("--lid-min-prob goes with --lid-filter")
         return None
     if mode != "mine":
         raise LaserError("--lid-filter goes with --mode mine")
     from ..lid.check import LanguagePair
-    return LanguagePair.of(src.lang, trg.lang, lid_model)
+    return LanguagePair.of(src.lang, trg.lang, lid_model, lid_min_prob)
 
 
 def _counts(name: str, corpus) -> str:
@@ -59,7 +63,7 @@ def _encoder_specs(model, sides, encoders) -> tuple:
                  for side, encoder in zip(sides, encoders))
 
 
-def _ray_held(distributed):
+def ray_held(distributed):
     """Ray's runtime held for every stage with --ray."""
     if not distributed:
         return contextlib.nullcontext()
@@ -67,7 +71,7 @@ def _ray_held(distributed):
     return ray_runtime(distributed.address)
 
 
-def _runner(distributed):
+def shard_runner(distributed):
     """Where the shard tasks run: in this process, or on Ray with --ray."""
     if not distributed:
         from ..distributed.workdir import in_process
@@ -76,9 +80,46 @@ def _runner(distributed):
     return ray_runner(distributed)
 
 
+def _side_cleaning(sides, documents, cleaning: dict, lid_model: Optional[str]) -> tuple:
+    """How each side is read and cleaned when it holds documents or --split-sentences is on
+    (None: a side of sentence files, read as today)."""
+    from ..cleaning.filters import CleaningOptions
+    from ..distributed.mine_stages import SideCleaning
+    from ..io.documents import is_document_input
+    from ..mining.corpus import check_side_input
+    found = []
+    for side in sides:
+        check_side_input(side.text)
+        if not is_document_input(side.text, documents):
+            found.append(None)
+            continue
+        if side.embeddings:
+            raise LaserError(f"{side.text}: documents are split and cleaned before they are "
+                             f"embedded; drop {side.option}embeddings")
+        if not side.lang:
+            raise LaserError(f"{side.text}: documents are cleaned in their language; pass "
+                             f"{side.option}lang")
+        found.append(SideCleaning(documents.in_language(side.lang, f"{side.option}lang"),
+                                  CleaningOptions(side.lang, lid_model=lid_model, **cleaning)))
+    return tuple(found)
+
+
+def _pair_texts(mined, provenance: bool):
+    """The texts of both sides' lines, and with --provenance the documents of a side read from
+    documents."""
+    from ..mining.output import PairTexts, document_origins, line_origins
+    origins = None
+    if provenance:
+        origins = tuple(document_origins(corpus, cleaned.origins_of) if cleaned
+                        else line_origins(corpus)
+                        for corpus, cleaned in zip((mined.src, mined.trg), mined.cleaned))
+    return PairTexts(mined.src_files.texts(), mined.trg_files.texts(), origins)
+
+
 @main.command("mine", epilog=examples(
     "laser mine de.txt en.txt --src-lang de --trg-lang en -o mined.tsv --threshold 1.04",
-    "laser mine de.txt en.txt --src-embeddings de.npy --trg-embeddings en.npy -o mined.tsv",
+    "laser mine de.warc.wet.gz en.warc.wet.gz --src-lang de --trg-lang en --split-sentences "
+    "--provenance -o mined.tsv",
     "laser mine 'crawl/de/*.txt.gz' @en-shards.list --src-lang de --trg-lang en --unify "
     "--provenance --index IVF1024,PQ64x4fs --nprobe 64 -o mined.tsv"))
 @bitext_inputs
@@ -110,7 +151,9 @@ def _runner(distributed):
 @click.option("--provenance", is_flag=True,
               help="Add each pair's source file and line and target file and line (1-based) to "
                    "the output: four more columns, or src_file, src_file_line, trg_file and "
-                   "trg_file_line in JSON lines.")
+                   "trg_file_line in JSON lines. A side read from documents gives its file, "
+                   "document (URL or record id), paragraph and sentence instead "
+                   "(src_document...).")
 @click.option("--candidates", is_flag=True,
               help="Write every one of the k candidates of each sentence with its score (both "
                    "directions unless fwd/bwd), not only the retrieved pairs.")
@@ -130,18 +173,25 @@ def _runner(distributed):
               help="Drop mined pairs whose source is not identified as --src-lang or whose "
                    "target is not identified as --trg-lang (language ID; --mode mine).")
 @lid_model_option
+@lid_min_prob_option
+@document_options()
+@cleaning_options
 @bad_lines_option()
 @model_options
 @staged_ray_options
 def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_by, output,
                  output_format, provenance, candidates, approximate, legacy_line_map, encoding,
-                 gpu, verbose, quiet, lid_filter, lid_model, bad_lines, distributed, shard_lines,
-                 work_dir, model):
+                 gpu, verbose, quiet, lid_filter, lid_model, lid_min_prob, documents, cleaning,
+                 bad_lines, distributed, shard_lines, work_dir, model):
     """Search, score or mine parallel sentences of SRC and TRG, as mine_bitexts.py does.
 
     SRC and TRG are each a text file, a directory (its files by name), a quoted glob or @LIST
     (a file of paths, one a line); files may be compressed (.gz, .xz, .zst, .bz2). The lines of
     a side's files are its lines, in order; so are the rows of several embedding files.
+
+    A side of documents (WARC/WET files, JSON lines; plain text with --input-format
+    paragraphs), or any side with --split-sentences, is first split into sentences and cleaned
+    (as `laser prepare`; docs/documents.md), in the work directory.
 
     The output is the same bytes whatever the number of threads (OMP_NUM_THREADS and the
     like): every similarity is re-scored in one fixed order. With --index, which candidates
@@ -151,12 +201,14 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..io.atomic import check_output_path
     from ..mining.inputs import warn_unchecked
     from ..mining.mine import MineOptions
-    from ..mining.output import PairFormat, PairTexts, WrittenPairs, write_pair_chunks
-    from ..distributed.mine_stages import (SHARD_LINES, CorpusOptions, WorkOptions,
-                                           mine_in_stages)
+    from ..mining.output import PairFormat, WrittenPairs, write_pair_chunks
+    from ..distributed.mine_stages import CorpusOptions, mine_in_stages
+    from ..distributed.workdir import SHARD_LINES, WorkOptions
     from ..mining.unify import UnifyOptions
     _check_options(mode, retrieval, threshold, candidates, encoding)
-    languages = _language_pair(lid_filter, mode, src, trg, lid_model)
+    side_cleaning = _side_cleaning((src, trg), documents, cleaning, lid_model)
+    languages = _language_pair(lid_filter, mode, src, trg, lid_model, lid_min_prob,
+                               any(side_cleaning))
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
     how = PairFormat(output_format, mode, provenance)
     check_output_path(output)
@@ -170,19 +222,20 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         for side, encoder in zip((src, trg), encoders):
             click.echo(f" - {side.text}: {side.origin(encoder).describe()}", err=True)
     work = WorkOptions(str(work_dir or default_work_dir(output)), shard_lines or SHARD_LINES,
-                       _runner(distributed), not quiet)
+                       shard_runner(distributed), not quiet)
+    hold_work_dir_until_done(work.work_dir)  # before `try`: a refused run removes nothing
     started = time.perf_counter()
     try:
-        with _ray_held(distributed):
+        with ray_held(distributed):
             mined = mine_in_stages((src, trg), _encoder_specs(model, (src, trg), encoders),
                                    options, CorpusOptions(unify, unify_by, legacy_line_map,
-                                                                bad_lines.policy), work)
+                                                          bad_lines.policy), work,
+                                   side_cleaning)
         keep = None
         if languages:
             from ..mining.language_filter import language_filter
             keep = language_filter(languages)
-        written = write_pair_chunks(output, mined.chunks(),
-                                    PairTexts(mined.src_files.texts(), mined.trg_files.texts()),
+        written = write_pair_chunks(output, mined.chunks(), _pair_texts(mined, provenance),
                                     mined.src, mined.trg, how, keep, WrittenPairs(verbose))
     except (LaserError, KeyboardInterrupt):
         _keep_or_remove(work.work_dir, removable=not work_dir)
@@ -227,7 +280,11 @@ def _summary(src, trg, mined, written, output: str, seconds: float, filtered: bo
              verbose: bool) -> None:
     """What was read and written, on stderr (with `verbose`, the scores' distribution too)."""
     from ..mining.summary import ScoreSummary
+    from ..cleaning.summary import CleaningSummary
     from ..pipeline import duration_text
+    for side, cleaned in zip((src, trg), mined.cleaned):
+        if cleaned:
+            click.echo(f"cleaned {CleaningSummary(side.text, cleaned.counts).line()}", err=True)
     click.echo(f"{_counts(src.text, mined.src)}; {_counts(trg.text, mined.trg)}", err=True)
     if filtered:
         click.echo(f"dropped {written.dropped} pairs whose source or target is identified as "

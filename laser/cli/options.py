@@ -127,6 +127,10 @@ lid_model_option = click.option(
     "--lid-model", type=click.Path(dir_okay=False), default=None,
     help="A fastText language-ID model (labels __label__xxx_Scrp: GlotLID, OpenLID, NLLB's "
          "LID-218) instead of the shipped one.")
+lid_min_prob_option = click.option(
+    "--lid-min-prob", type=click.FloatRange(0, 1), default=0.0, show_default=True, metavar="P",
+    help="With --lid-filter: a side whose language is identified with a probability below P "
+         "counts as not identified (its pair is dropped).")
 
 
 def human_size(size: Optional[int]) -> str:

@@ -37,14 +37,13 @@ from .options import approximate_options, bitext_inputs, quiet_option
 def score_command(src, trg, method, kind, k, approximate, output, with_text, histogram_path,
                   png_path, bins, quiet, model):
     """Score every line pair of the aligned files SRC and TRG."""
-    from ..io.atomic import atomic_text_output, check_output_path, replace_atomically
+    from ..io.atomic import atomic_text_output, replace_atomically
+    from ..io.outputs import check_outputs
     from ..mining.corpus import scan_corpus
     from ..mining.inputs import bitext_vectors
     from ..mining.scoring import Histogram, score_bitext, write_scores
     from ..search.inputs import work_dir
-    for path in (output, histogram_path, png_path):
-        if path:
-            check_output_path(path)
+    check_outputs({"--output": output, "--histogram": histogram_path, "--png": png_path})
     src_corpus, trg_corpus = scan_corpus(src.text), scan_corpus(trg.text)
     if src_corpus.lines != trg_corpus.lines:
         raise LaserError(f"{src.text} has {src_corpus.lines} lines but {trg.text} has "

@@ -6,7 +6,7 @@ import click
 from ..errors import LaserError
 from ..runtime import RUNTIMES
 from ..runtime.quantize import QUANTIZATIONS
-from .common import examples, main
+from .common import examples, lang_fallback_option, main
 
 
 @main.command(epilog=examples(
@@ -33,6 +33,7 @@ from .common import examples, main
               show_default=True, help="What runs the network, as in `laser embed`.")
 @click.option("--quantize", type=click.Choice(QUANTIZATIONS), default=None,
               help="int8 inference, as in `laser embed`.")
+@lang_fallback_option
 @click.option("--max-body-bytes", type=click.IntRange(min=1), default=1_000_000,
               show_default=True, help="Largest request body; larger: 413.")
 @click.option("--max-inputs", type=click.IntRange(min=1), default=64, show_default=True,
@@ -45,6 +46,8 @@ from .common import examples, main
               help="Most open connections and requests; more: 503.")
 @click.option("--max-k", type=click.IntRange(min=1), default=100, show_default=True,
               help="Most neighbours one /search query may ask for.")
+@click.option("--max-align-sentences", type=click.IntRange(min=1), default=1000,
+              show_default=True, help="Most sentences of each side of one /align request.")
 @click.option("--retry-after", type=click.IntRange(min=1), default=1, show_default=True,
               help="Seconds in the Retry-After header of a 429 or 503.")
 @click.option("--shutdown-timeout", type=click.IntRange(min=0), default=30, show_default=True,
@@ -63,7 +66,7 @@ from .common import examples, main
               help="Log every request on stderr, with its X-Request-Id.")
 @click.option("--access-log-format", type=click.Choice(("text", "json")), default="text",
               show_default=True, help="The access log as text or as JSON lines.")
-def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize,
+def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize, lang_fallback,
           shutdown_timeout, api_keys, api_key_file, open_metrics, cors_origins, access_log,
           access_log_format, **limits):
     """Serve embeddings (/embed, /v1/embeddings, /vectorize) and k-NN search (/search) over
@@ -89,7 +92,8 @@ def serve(models, indexes, host, port, max_models, max_tokens, runtime, quantize
     by_name = {index.name: index for index in loaded}
     if len(by_name) < len(loaded):
         raise LaserError("--index: two indexes have the same name; name them NAME=INDEX")
-    options = ModelOptions(max_tokens=max_tokens, runtime=runtime, quantize=quantize)
+    options = ModelOptions(max_tokens=max_tokens, runtime=runtime, quantize=quantize,
+                           lang_fallback=lang_fallback)
     served = ServedModels(list(models), options, max_models)
     run(Service(served, by_name, Limits(**limits), access),
         ServerOptions(host, port, shutdown_timeout))

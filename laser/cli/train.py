@@ -7,7 +7,7 @@ import click
 
 from ..errors import LaserError
 from ..training.config import BPEConfig, TrainConfig, check_bf16, read_recipe, recipe_file
-from .common import examples, main
+from .common import examples, hold_work_dir_until_done, main
 
 DIR = click.Path(file_okay=False, path_type=Path)
 OPTION_OF_FIELD = {"num_layers": "layers", "init": "init_dir"}  # TrainConfig field -> parameter
@@ -159,6 +159,7 @@ def train(corpus, output, work_dir, name, dev_dir, languages, merges, bpe_alpha,
     if teacher:
         check_teacher(teacher)
     set_threads(threads)
+    hold_work_dir_until_done(work_dir)
     config = TrainConfig(embed_dim=embed_dim, hidden_size=hidden_size, num_layers=layers,
                          batch_size=batch_size, steps=steps, lr=lr, warmup=warmup, scale=scale,
                          margin=margin, max_length=max_length, alpha=alpha, seed=seed,

@@ -13,7 +13,9 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from ..cleaning.filters import CleaningOptions
 from ..errors import LaserError
+from ..io.documents import DocumentOptions
 from ..io.atomic import atomic_text_output
 from ..io.embeddings import open_embeddings
 from ..search.inputs import EmbeddingSource
@@ -29,10 +31,10 @@ from .mine_tasks import (ApproximateShard, EmbedSentences, ExactShard, MarginSha
                          RecordSplit, ResolvePartition, RunShard, ScoreLines, SearchLines,
                          SideVectors, SplitPlan, SplitSideFiles, TrainIndex, WriteTextShard,
                          read_pairs, text_shard_pieces)
+from .clean_stages import clean_in_stages
 from .work import EncoderSpec
-from .workdir import Runner, Stage, fingerprint, in_process, key_of, run_stage
+from .workdir import Stage, WorkOptions, fingerprint, key_of, run_stage
 
-SHARD_LINES = 100_000
 SIDES = ("src", "trg")
 
 
@@ -48,27 +50,25 @@ class CorpusOptions:
 
 
 @dataclass(frozen=True)
-class WorkOptions:
-    """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
-    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and whether
-    progress (and what a resumed run found done) is shown on stderr."""
+class SideCleaning:
+    """How a side's documents are read and cleaned before mining (`laser.distributed.
+    clean_stages`)."""
 
-    work_dir: str
-    shard_lines: int = SHARD_LINES
-    runner: Runner = in_process
-    progress: bool = False
-    chunk_lines: int = 10000
+    documents: DocumentOptions
+    cleaning: CleaningOptions
 
 
 @dataclass
 class Mined:
-    """What the stages produced: both corpora, the retrieved pairs file and the split records."""
+    """What the stages produced: both corpora, the retrieved pairs file and the split records,
+    and what the cleaning stage kept of each side read from documents (None: a sentence file)."""
 
     src: Corpus
     trg: Corpus
     pairs: str
     src_files: SplitSideFiles
     trg_files: SplitSideFiles
+    cleaned: tuple = (None, None)
 
     def chunks(self, size: int = CHUNK_PAIRS) -> Iterator[Pairs]:
         """The retrieved pairs (line numbers), read a chunk at a time."""
@@ -233,12 +233,17 @@ class StagedMine:
 
 def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
                    specs: tuple[Optional[EncoderSpec], Optional[EncoderSpec]],
-                   options: MineOptions, corpus: CorpusOptions, work: WorkOptions) -> Mined:
-    """Run (or resume) every stage of `laser mine` up to the retrieved pairs."""
+                   options: MineOptions, corpus: CorpusOptions, work: WorkOptions,
+                   cleaning: tuple[Optional[SideCleaning], ...] = (None, None)) -> Mined:
+    """Run (or resume) every stage of `laser mine` up to the retrieved pairs; a side with
+    `cleaning` is first read as documents and cleaned."""
     staged = StagedMine(work)
     for source in sources:
         check_side_input(source.text)  # before any work: a missing file, a glob matching nothing
-    splits = [staged.split(side, source.text, corpus) for side, source in zip(SIDES, sources)]
+    cleaned = [_cleaned(staged, side, source.text, how)
+               for side, source, how in zip(SIDES, sources, cleaning)]
+    splits = [staged.split(side, done.spec if done else source.text, corpus)
+              for side, source, done in zip(SIDES, sources, cleaned)]
     found = [staged.vectors(side, source, spec, *split)
              for side, source, spec, split in zip(SIDES, sources, specs, splits)]
     (x_key, x), (y_key, y) = found
@@ -269,7 +274,18 @@ def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
     staged.run(stage, [task])
     staged.resumed.say()
     return Mined(splits[0][1].corpus(), splits[1][1].corpus(), task.output, splits[0][1],
-                 splits[1][1])
+                 splits[1][1], tuple(cleaned))
+
+
+def _cleaned(staged: StagedMine, side: str, spec: str, how: Optional[SideCleaning]):
+    """The cleaning stage's sentences of a side read from documents (None: a sentence file)."""
+    if how is None:
+        return None
+    done = clean_in_stages(staged.work, side, spec, how.documents, how.cleaning)
+    if not done.counts.get("kept"):
+        raise LaserError(f"{spec}: no sentence left after cleaning ({side} side: "
+                         f"{done.counts.get('sentences', 0)} sentences read)")
+    return done
 
 
 def _neighbours(staged: StagedMine, options: MineOptions, x: tuple[str, SideVectors],

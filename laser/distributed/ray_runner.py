@@ -20,9 +20,9 @@ from tqdm import tqdm
 from ..errors import LaserError
 from ..io.atomic import is_stream
 from ..io.embeddings import EmbeddingWriter, open_embeddings
+from ..io.locks import hold_work_dir
 from ..lid.files import languages_output
-from ..models.files import ModelFiles
-from ..pipeline import (EmbedOptions, EmbedReport, check_job, check_lang_out, encoder_fields,
+from ..pipeline import (EmbedOptions, EmbedReport, check_embed_job, encoder_fields,
                         finish_report, language_fields)
 from .shards import Manifest, Shard, plan_shards
 from .work import EncoderSpec, ShardJob, embed_shard, pin_threads
@@ -191,26 +191,26 @@ def embed_file_on_ray(spec: EncoderSpec, input_path: str, output_path: str,
     """`embed_file` on Ray: the same output, bit for bit, from shards embedded by actors; the
     shards finished by an earlier run of the same job in the same work directory are reused."""
     require_ray()
-    check_job(input_path, output_path)
-    check_lang_out(options)
+    check_embed_job(input_path, output_path, options)
     started = time.perf_counter()
     dtype = np.dtype(np.float16 if options.fp16 else np.float32)
     shards = plan_shards(input_path, ray_options.shard_lines or options.chunk_lines)
     work_dir = Path(ray_options.work_dir or default_work_dir(output_path))
     job = {**spec.key(), "lang": options.lang, "dtype": dtype.name,
            "chunk_lines": options.chunk_lines}
-    manifest = Manifest.open(work_dir, job)
-    run = ShardRun(reused=[shard.index for shard in shards if manifest.is_done(shard)])
-    missing = [shard for shard in shards if not manifest.is_done(shard)]
-    if missing or not has_every_model_field(manifest.encoder):
-        with ray_runtime(ray_options.address):
-            _embed_missing(spec, options, ray_options, worker_class, manifest, missing, run,
-                           dtype)
-    report = _assemble(manifest, shards, output_path, options, dtype, spec.files)
-    report.seconds = time.perf_counter() - started
-    finish_report(report, options)
-    if ray_options.work_dir is None:
-        shutil.rmtree(work_dir, ignore_errors=True)
+    with hold_work_dir(work_dir):
+        manifest = Manifest.open(work_dir, job)
+        run = ShardRun(reused=[shard.index for shard in shards if manifest.is_done(shard)])
+        missing = [shard for shard in shards if not manifest.is_done(shard)]
+        if missing or not has_every_model_field(manifest.encoder):
+            with ray_runtime(ray_options.address):
+                _embed_missing(spec, options, ray_options, worker_class, manifest, missing, run,
+                               dtype)
+        report = _assemble(manifest, shards, output_path, options, dtype, spec)
+        report.seconds = time.perf_counter() - started
+        finish_report(report, options)
+        if ray_options.work_dir is None:
+            shutil.rmtree(work_dir, ignore_errors=True)
     return report, run
 
 
@@ -252,7 +252,7 @@ def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
 
 
 def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options: EmbedOptions,
-              dtype: np.dtype, files: ModelFiles) -> EmbedReport:
+              dtype: np.dtype, spec: EncoderSpec) -> EmbedReport:
     """Concatenate the shard files into the output, and with lang `auto` their languages into
     `options.lang_out`, written atomically as `embed_file` does."""
     fields = manifest.encoder
@@ -270,7 +270,7 @@ def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options
                 _copy_languages(manifest.languages_path(shard), shard, counts, languages)
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
                        format=options.fmt, lang=options.lang, **fields,
-                       **language_fields(options, counts, files))
+                       **language_fields(options, counts, spec.files, spec.lang_fallback))
 
 
 def _copy_languages(path: str, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:

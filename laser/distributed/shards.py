@@ -12,7 +12,8 @@ from typing import Optional
 import numpy as np
 
 from ..errors import LaserError
-from ..io.atomic import atomic_text_output
+from ..io.atomic import atomic_text_output, remove_temp_files
+from ..io.locks import create_work_dir, holds
 from ..io.sources import STDIN, display_name, expand, file_blocks, file_bytes
 from ..text.languages import AUTO
 
@@ -148,11 +149,9 @@ class Manifest:
     def open(cls, directory: str | os.PathLike, job: dict) -> "Manifest":
         """The manifest of `directory` (created if missing); records of another job are dropped."""
         directory = Path(directory)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise LaserError(f"{directory}: cannot create the work directory "
-                             f"({(error.strerror or str(error)).lower()})") from None
+        create_work_dir(directory)
+        if holds(directory):  # what a killed run was writing: no other run writes here
+            remove_temp_files(directory, lambda name: name == MANIFEST or name.startswith("shard-"))
         stored = read_json(directory / MANIFEST)
         if stored.get("job") != job:
             return cls(directory, job)

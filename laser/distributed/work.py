@@ -17,6 +17,7 @@ from ..io.sources import decode_lines
 from ..io.text import batched
 from ..lid.files import languages_output, write_batch
 from ..models.files import ModelFiles
+from ..text.languages import DEFAULT_LANG_FALLBACK
 from .shards import Shard, read_shard
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class EncoderSpec:
     bpe_backend: str = "auto"
     quantize: Optional[str] = None
     runtime: str = "auto"
+    lang_fallback: str = DEFAULT_LANG_FALLBACK
 
     def __post_init__(self) -> None:
         absolute = {role: path.resolve() for role, path in vars(self.files).items() if path}
@@ -43,7 +45,8 @@ class EncoderSpec:
         from ..encoder import Encoder
         return Encoder(self.files, device=self.device, max_tokens=self.max_tokens,
                        max_length=self.max_length, bpe_backend=self.bpe_backend,
-                       quantize=self.quantize, runtime=self.runtime)
+                       quantize=self.quantize, runtime=self.runtime,
+                       lang_fallback=self.lang_fallback)
 
     def key(self) -> dict:
         """What makes two encoders' embeddings identical: the checkpoint, the options and the

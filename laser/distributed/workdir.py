@@ -17,11 +17,13 @@ from typing import Callable, Iterable, Optional, Protocol
 
 from ..errors import LaserError
 from .shards import read_json
-from ..io.atomic import atomic_text_output
+from ..io.atomic import atomic_text_output, remove_temp_files
+from ..io.locks import create_work_dir, holds
 from ..io.sources import expand
 from ..progress import task_progress
 
 MANIFEST = "manifest.json"
+SHARD_LINES = 100_000
 
 
 class Task(Protocol):
@@ -60,11 +62,9 @@ class Stage:
             if directory.exists():
                 shutil.rmtree(directory)
             stored = {}
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise LaserError(f"{directory}: cannot create the work directory "
-                             f"({(error.strerror or str(error)).lower()})") from None
+        create_work_dir(directory)
+        if holds(directory.parent):  # what a killed run was writing: no other run writes here
+            remove_temp_files(directory)
         return cls(directory, depends, stored.get("done", {}), stored.get("wall_s", 0.0),
                    stored.get("cpu_s", 0.0))
 
@@ -108,6 +108,19 @@ Runner = Callable[[list, Callable[[Task, dict, float], None]], None]
 def in_process(tasks: list, done: Callable[[Task, dict, float], None]) -> None:
     for task in tasks:
         done(task, *timed(task))
+
+
+@dataclass(frozen=True)
+class WorkOptions:
+    """Where the stages keep their shards (`work_dir`), shards of `shard_lines` lines (of
+    sentences, to embed and search), how tasks run (`runner`: here, or on Ray) and whether
+    progress (and what a resumed run found done) is shown on stderr."""
+
+    work_dir: str
+    shard_lines: int = SHARD_LINES
+    runner: Runner = in_process
+    progress: bool = False
+    chunk_lines: int = 10000
 
 
 def run_stage(stage: Stage, tasks: Iterable[Task], runner: Runner = in_process,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -19,7 +20,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, TextIO
+from typing import BinaryIO, Callable, Iterator, Optional, TextIO
 
 from ..errors import LaserError
 
@@ -148,11 +149,27 @@ def new_temp_file(target: Path) -> str:
             continue
 
 
-def install(temp: str | os.PathLike, target: Path) -> None:
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")  # the names `new_temp_file` gives
+
+
+def remove_temp_files(directory: str | os.PathLike,
+                      targets: Callable[[str], bool] = lambda name: True) -> None:
+    """Remove the temp files `new_temp_file` left in `directory` (not below it) when a run was
+    killed before it could, for the targets `targets` accepts (by name). Only for a directory
+    that no other process writes in: a held work directory (`laser.io.locks`)."""
+    for entry in os.scandir(directory):
+        match = TEMP_NAME.fullmatch(entry.name)
+        if match and entry.is_file(follow_symlinks=False) and \
+                targets(entry.name[1:].rsplit(".", 2)[0]):
+            os.unlink(entry.path)
+
+
+def install(temp: str | os.PathLike, target: Path,
+            like: Optional[str | os.PathLike] = None) -> None:
     """Rename a finished temp file over `target` durably and without widening access: the
-    replaced file's mode and group kept, the data fsynced before the rename, the directory
-    (where the new name lives) after it."""
-    _keep_access(temp, target)
+    replaced file's mode and group kept (a new one's taken from `like`, when given), the data
+    fsynced before the rename, the directory (where the new name lives) after it."""
+    _keep_access(temp, target, like)
     _fsync(temp, os.O_RDONLY)
     os.replace(temp, target)
     _fsync(target.parent, os.O_RDONLY | DIRECTORY_FLAG)
@@ -171,14 +188,19 @@ def _fsync(path: str | os.PathLike, flags: int) -> None:
         os.close(fd)
 
 
-def _keep_access(temp: str | os.PathLike, target: Path) -> None:
-    """Give `temp` the mode and group (the owner too, for root) of the file it replaces; where
-    the group cannot be kept, its bits are cut to what others may do."""
+def _keep_access(temp: str | os.PathLike, target: Path,
+                 like: Optional[str | os.PathLike] = None) -> None:
+    """Give `temp` the mode and group (the owner too, for root) of the file it replaces, or
+    where there is none, of `like` (if any); where the group cannot be kept, its bits are cut to
+    what others may do."""
     try:
         status = os.stat(target)
     except FileNotFoundError:
-        return
-    _refuse_read_only(target, status)
+        if like is None:
+            return
+        status = os.stat(like)
+    else:
+        _refuse_read_only(target, status)
     owner = status.st_uid if os.geteuid() == 0 else -1
     try:
         os.chown(temp, owner, status.st_gid)
@@ -215,10 +237,12 @@ def _open_stream(path: str | os.PathLike) -> Iterator[BinaryIO]:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike,
+                like: Optional[str | os.PathLike] = None) -> Iterator[str]:
     """A temp file name to write; when the block succeeds it becomes `path`: renamed over the
     file (or the symlink's target), or copied into a stream (binary formats may seek back, so a
-    stream's bytes are staged in the system's temp directory first)."""
+    stream's bytes are staged in the system's temp directory first). A new file gets the mode
+    and group of `like` when given (a sidecar: its output's)."""
     check_output_path(path)
     exit_cleanly_on_signals()
     stream = is_stream(path)
@@ -235,16 +259,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
                 with open(tmp, "rb") as staged, _open_stream(path) as out:
                     shutil.copyfileobj(staged, out)
             else:
-                install(tmp, target)
+                install(tmp, target, like)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
 @contextmanager
-def atomic_text_output(path: str | os.PathLike) -> Iterator[TextIO]:
-    """A UTF-8 text file that appears at `path` only when the block succeeds; stdout ('-'), a
-    device or a FIFO is written through as the lines come."""
+def atomic_text_output(path: str | os.PathLike,
+                       like: Optional[str | os.PathLike] = None) -> Iterator[TextIO]:
+    """A UTF-8 text file that appears at `path` only when the block succeeds (new, with the mode
+    and group of `like` when given); stdout ('-'), a device or a FIFO is written through as the
+    lines come."""
     if str(path) == STDOUT:
         yield sys.stdout
         sys.stdout.flush()
@@ -254,7 +280,7 @@ def atomic_text_output(path: str | os.PathLike) -> Iterator[TextIO]:
         with write_errors(path), open(path, "w", encoding="utf-8", newline="\n") as f:
             yield f
         return
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_path(path, like) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
         yield f
 
 

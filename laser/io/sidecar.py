@@ -6,7 +6,7 @@ import os
 from typing import Optional
 
 from ..errors import LaserError
-from .atomic import atomic_text_output, check_replaceable, takes_sidecar
+from .atomic import atomic_text_output, takes_sidecar
 from .sources import expand
 
 SUFFIX = ".json"
@@ -18,19 +18,19 @@ def sidecar_path(path: str | os.PathLike) -> str:
 
 def write_sidecar(path: str | os.PathLike, record: dict) -> None:
     """Store `record` as the sidecar of `path`, atomically; none beside stdout, a device or a
-    FIFO."""
+    FIFO. A new sidecar gets the mode and group of `path` (a private output, a private record)."""
     if not takes_sidecar(path):
         return
-    with atomic_text_output(sidecar_path(path)) as f:
+    with atomic_text_output(sidecar_path(path), like=path) as f:
         json.dump(record, f, indent=2, ensure_ascii=False)
         f.write("\n")
 
 
-def check_sidecar_replaceable(path: str | os.PathLike) -> None:
-    """Refuse, before any work, an output whose existing sidecar is read-only (the output would
-    be replaced, and its record not)."""
-    if takes_sidecar(path):
-        check_replaceable(sidecar_path(path))
+def sidecar_outputs(option: str, path: str | os.PathLike) -> dict[str, str]:
+    """The sidecar of the output `option` as one more output of its command (`check_outputs`:
+    an existing read-only sidecar is refused before any work, as the output would be replaced
+    and its record not); none beside stdout, a device or a FIFO."""
+    return {f"{option}'s sidecar": sidecar_path(path)} if takes_sidecar(path) else {}
 
 
 def read_sidecar(path: str | os.PathLike) -> dict:

@@ -343,3 +343,19 @@ def count_file_lines(path: str) -> int:
         count += block.count(b"\n")
         last = block[-1:]
     return count + (last != b"\n")
+
+
+def open_decompressed(path: str):
+    """A context manager of a file's (or stdin's) bytes decompressed as its magic bytes say,
+    and its compression (None: plain); see `stream_errors` for what a damaged stream raises."""
+    return _decompressing(path)
+
+
+def stream_errors(kind: Optional[str]) -> tuple[type, ...]:
+    """What reading a damaged stream of compression `kind` raises."""
+    return _stream_errors(kind)
+
+
+def error_reason(error: BaseException) -> str:
+    """An exception's message as a lower-case phrase for a one-line error."""
+    return _reason(error)

@@ -16,7 +16,11 @@
  *   Unicode space as Python's str.split() sees them with `unicode_spaces`.
  *
  * Each distinct word's summed rows stay in a cache (emptied whenever it is full); one batch runs
- * at a time (a lock), without the GIL. */
+ * at a time (a lock), without the GIL.
+ *
+ * line_scripts(text, lines, table, out, han, kana, hangul, latin): each line's main script (the
+ * script decides first: laser/lid/scripts.py). decode, softmax_exp: a product-quantised matrix
+ * decoded, a softmax's exponentials. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
@@ -913,11 +917,160 @@ static PyObject *softmax_exp(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- each line's main script ---- */
+
+/* The code point of the UTF-8 sequence at text[0] and its length (an invalid byte: -1, 1) */
+static inline int32_t code_point(const unsigned char *text, size_t left, size_t *length) {
+    unsigned char c = text[0];
+    int extra = c < 0x80 ? 0 : c < 0xC2 ? -1 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : -1;
+    if (extra < 0 || (size_t)extra >= left) {
+        *length = 1;
+        return extra == 0 ? c : -1;
+    }
+    int32_t point = extra == 0 ? c : c & (0x3F >> extra);
+    for (int i = 1; i <= extra; i++) {
+        if ((text[i] & 0xC0) != 0x80) {
+            *length = 1;
+            return -1;
+        }
+        point = (point << 6) | (text[i] & 0x3F);
+    }
+    *length = (size_t)extra + 1;
+    return point;
+}
+
+/* Whether a token is an address, whose letters are no language: it holds "://" or "@", or
+ * starts with "www." */
+static int is_address(const unsigned char *token, size_t size) {
+    if (size >= 4 && memcmp(token, "www.", 4) == 0)
+        return 1;
+    for (size_t i = 0; i < size; i++) {
+        if (token[i] == '@' || (token[i] == ':' && i + 2 < size && token[i + 1] == '/'
+                                && token[i + 2] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
+/* The script ids of the scripts whose letters join another's (Han with kana or Hangul), and
+ * of Latin, whose letters weigh half beside another script's */
+typedef struct {
+    int han, kana, hangul, latin;
+} Joins;
+
+/* The main script of a line: the script of most of its letters (addresses skipped), Han
+ * letters counted as kana where the line has kana (at least as many as Hangul letters), else
+ * as Hangul where it has Hangul, Latin letters counted half beside letters of another script
+ * (names and borrowed terms, in a script that writes less per letter than most); a tie goes
+ * to the script met first; 0 without any letter */
+static unsigned char main_script(const unsigned char *text, size_t size,
+                                 const unsigned char *table, Joins joins, int32_t *counts) {
+    unsigned char seen[256], met[256] = {0};
+    int kinds = 0;
+    int32_t ascii = 0;  /* ASCII letters, counted apart: no store a letter */
+    unsigned char ascii_script = table['a'];
+    size_t at = 0;
+    while (at < size) {
+        while (at < size && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r'))
+            at++;
+        size_t start = at;
+        while (at < size && text[at] != ' ' && text[at] != '\t' && text[at] != '\r')
+            at++;
+        if (at == start || is_address(text + start, at - start))
+            continue;
+        for (size_t i = start; i < at;) {
+            if (text[i] < 0x80) {  /* ASCII: one byte, one load */
+                if (table[text[i++]] && ascii++ == 0 && !met[ascii_script]) {
+                    met[ascii_script] = 1;
+                    seen[kinds++] = ascii_script;
+                }
+                continue;
+            }
+            size_t length;
+            int32_t point = code_point(text + i, at - i, &length);
+            i += length;
+            unsigned char script = point >= 0 && point < 0x110000 ? table[point] : 0;
+            if (script) {
+                counts[script]++;
+                if (!met[script]) {
+                    met[script] = 1;
+                    seen[kinds++] = script;
+                }
+            }
+        }
+    }
+    counts[ascii_script] += ascii;
+    if (counts[joins.han]) {
+        int into = counts[joins.kana] && counts[joins.kana] >= counts[joins.hangul]
+            ? joins.kana : counts[joins.hangul] ? joins.hangul : 0;
+        if (into) {
+            if (!met[into])
+                seen[kinds++] = (unsigned char)into;
+            counts[into] += counts[joins.han];
+            counts[joins.han] = 0;
+        }
+    }
+    unsigned char best = 0;
+    int64_t most = 0;
+    for (int i = 0; i < kinds; i++) {
+        int64_t weight = seen[i] == joins.latin || kinds == 1 ? counts[seen[i]]
+            : 2 * (int64_t)counts[seen[i]];
+        if (weight > most) {
+            best = seen[i];
+            most = weight;
+        }
+        counts[seen[i]] = 0;  /* for the next line */
+    }
+    counts[joins.han] = counts[joins.kana] = counts[joins.hangul] = 0;
+    counts[0] = 0;
+    return best;
+}
+
+/* line_scripts(text, lines, table, out, han, kana, hangul, latin): the main script of each of
+ * `lines` lines of UTF-8 `text` (separated by '\n'), as ids of `table` (uint8, one a code point
+ * of Unicode, 0: not a letter), written to uint8 `out` [lines]; han, kana, hangul, latin: those
+ * scripts' ids (0 where none: the ids start at 1) */
+static PyObject *line_scripts(PyObject *module, PyObject *args) {
+    Py_buffer text, table, out;
+    Py_ssize_t lines;
+    Joins joins;
+    if (!PyArg_ParseTuple(args, "y*ny*w*iiii", &text, &lines, &table, &out, &joins.han,
+                          &joins.kana, &joins.hangul, &joins.latin))
+        return NULL;
+    int bad = table.len != 0x110000 || out.len != lines || lines < 0
+        || joins.han < 0 || joins.han > 255 || joins.kana < 0 || joins.kana > 255
+        || joins.hangul < 0 || joins.hangul > 255 || joins.latin < 0 || joins.latin > 255;
+    if (!bad) {
+        const unsigned char *bytes = text.buf;
+        size_t size = (size_t)text.len, at = 0;
+        unsigned char *scripts = out.buf;
+        int32_t counts[256] = {0};  /* each script's letters in the line, zeroed after it */
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t line = 0; line < lines; line++) {
+            const unsigned char *end = at < size ? memchr(bytes + at, '\n', size - at) : NULL;
+            size_t stop = end ? (size_t)(end - bytes) : size;
+            scripts[line] = at < stop ? main_script(bytes + at, stop - at, table.buf, joins,
+                                                        counts) : 0;
+            at = stop + 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&text);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&out);
+    if (bad)
+        return PyErr_Format(PyExc_ValueError, "line_scripts: a table of 0x110000 script ids, "
+                            "an output of one byte a line and script ids under 256");
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(codes, centroids, rows, subquantisers, dsub, out): a product-quantised matrix"},
     {"softmax_exp", softmax_exp, METH_VARARGS,
      "softmax_exp(logits, largest, sums): each row as e^(logit - its largest), and its sum"},
+    {"line_scripts", line_scripts, METH_VARARGS,
+     "line_scripts(text, lines, table, out, han, kana, hangul, latin): each line's main script"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -30,18 +30,22 @@ class LanguagePair:
     src: frozenset[str]
     trg: frozenset[str]
     model: Optional[str] = None  # a fastText language-ID file; None: the shipped model
+    min_prob: float = 0.0  # a side identified less surely is not identified (`und`)
 
     @classmethod
-    def of(cls, src_lang: Optional[str], trg_lang: Optional[str],
-           model: Optional[str] = None) -> "LanguagePair":
+    def of(cls, src_lang: Optional[str], trg_lang: Optional[str], model: Optional[str] = None,
+           min_prob: float = 0.0) -> "LanguagePair":
         """From the sides' --src-lang and --trg-lang, which the filter needs."""
         if not src_lang or not trg_lang:
             raise LaserError("--lid-filter needs --src-lang and --trg-lang: the languages each "
                              "side must be in")
-        return cls(expected_languages(src_lang), expected_languages(trg_lang), model)
+        return cls(expected_languages(src_lang), expected_languages(trg_lang), model, min_prob)
 
     def matches(self, src_texts: Sequence[str], trg_texts: Sequence[str]) -> list[bool]:
-        """Whether each pair's sides are identified as their expected languages."""
+        """Whether each pair's sides are identified as their expected languages (a side
+        without letters is `und`: never)."""
         found = identifier(self.model)
-        return [src.split("_")[0] in self.src and trg.split("_")[0] in self.trg
-                for src, trg in zip(found.best(src_texts), found.best(trg_texts))]
+        src_codes, _ = found.ranked(src_texts, 1, self.min_prob)
+        trg_codes, _ = found.ranked(trg_texts, 1, self.min_prob)
+        return [src[0].split("_")[0] in self.src and trg[0].split("_")[0] in self.trg
+                for src, trg in zip(src_codes, trg_codes)]

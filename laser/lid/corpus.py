@@ -4,6 +4,8 @@ its letters are in (the recipe of the shipped model and bench/lid.py read it ali
 from __future__ import annotations
 
 import gzip
+import random
+import unicodedata
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -66,3 +68,118 @@ def flores_dev_rows(sib200: Path) -> dict[str, list[str]]:
                     texts[int(index_id)] = text
         rows[folder.name] = [texts[index] for index in sorted(texts)]
     return rows
+
+
+# Source families of the corpus's pairs (its MANIFEST.md's source keys): Tatoeba's sentences
+# (tatoeba-test and the anki-* exports), and the multi-way news and Wikipedia sets, whose English
+# sides are the same sentences in every language they cover.
+TATOEBA, FLORES, NTREX, TICO, WIKI = "tatoeba", "flores", "ntrex", "tico", "wiki"
+SOURCE_FAMILY = {"tatoeba-test": TATOEBA, "flores200": FLORES, "ntrex128": NTREX,
+                 "tico19": TICO, "flores1-wiki": WIKI}
+# The family held out of a language's training lines to score it out of source, first found
+# first: the conversational one where the language has it beside another.
+HOLD_OUT_ORDER = (TATOEBA, NTREX, TICO)
+
+
+def manifest_sources(corpus: Path) -> dict[str, set[str]]:
+    """Corpus file code (`fra`, `cmn`) -> the source families of its train pairs, read from the
+    corpus's MANIFEST.md table (`| lang | script | key count, key count | ...`)."""
+    sources: dict[str, set[str]] = {}
+    for row in (corpus / "MANIFEST.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[3].isdigit():
+            continue
+        keys = [part.split()[0] for part in cells[2].split(",") if part.split()[1:2]
+                and part.split()[1].isdigit()]
+        if keys:
+            sources[cells[0]] = {SOURCE_FAMILY.get(key, TATOEBA if key.startswith("anki-")
+                                                   else key) for key in keys}
+    return sources
+
+
+def multiway_english(corpus: Path, sources: dict[str, set[str]]) -> dict[str, str]:
+    """English sentence -> its multi-way family (FLORES, NTREX, TICO), from the files (train and
+    dev) of the languages whose only source is that family."""
+    family_of: dict[str, str] = {}
+    for split in ("train", "dev"):
+        for path in corpus_files(corpus, split):
+            only = sources.get(path.name.split("-")[0], set())
+            if len(only) == 1 and next(iter(only)) in (FLORES, NTREX, TICO):
+                family = next(iter(only))
+                family_of.update((english, family) for _, english in pairs(path))
+    return family_of
+
+
+class SourceOf:
+    """The source family of a corpus pair: its English side's multi-way set, else Wikipedia for a
+    language whose only other sources are multi-way, else Tatoeba."""
+
+    def __init__(self, corpus: Path):
+        self.sources = manifest_sources(corpus)
+        self.multiway = multiway_english(corpus, self.sources)
+
+    def __call__(self, path: Path, english: str) -> str:
+        family = self.multiway.get(english)
+        if family:
+            return family
+        return WIKI if WIKI in self.sources.get(path.name.split("-")[0], set()) else TATOEBA
+
+    def held_out(self, path: Path) -> Optional[str]:
+        """The family held out of this file's language (None: it has only one)."""
+        families = self.sources.get(path.name.split("-")[0], set())
+        if len(families) < 2:
+            return None
+        # Beside Wikipedia, a Tatoeba line cannot be told from a Wikipedia one by its English.
+        order = [family for family in HOLD_OUT_ORDER if not (family == TATOEBA and WIKI in families)]
+        return next((family for family in order if family in families), None)
+
+    def out_of_source(self, corpus: Path, per_language: int, seed: int = 0) -> dict[str, list[str]]:
+        """Language -> at most `per_language` distinct foreign sides (drawn at random) of the train
+        pairs of its held-out family: lines that a model trained with that family held out never
+        saw."""
+        rng = random.Random(seed)
+        found = {}
+        for path in corpus_files(corpus, "train"):
+            family = self.held_out(path)
+            lines = list(dict.fromkeys(foreign for foreign, english in pairs(path)
+                                       if family and self(path, english) == family))
+            if lines:
+                found[language_of(path)] = rng.sample(lines, min(per_language, len(lines)))
+        return found
+
+
+# Scripts written without spaces between words: a line of them is short at SHORT_LETTERS letters.
+NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
+SHORT_WORDS, SHORT_LETTERS = 3, 6
+
+
+def without_spaces(line: str) -> bool:
+    return line_script(line) in NO_SPACES
+
+
+def letters(text: str) -> int:
+    return sum(character.isalpha() for character in text)
+
+
+def is_short(line: str) -> bool:
+    """At most SHORT_WORDS words, or SHORT_LETTERS letters in a script without spaces."""
+    if without_spaces(line):
+        return letters(line) <= SHORT_LETTERS
+    return len(line.split()) <= SHORT_WORDS
+
+
+def piece_of(line: str, rng: random.Random) -> str:
+    """A random piece of 1 to 3 words of `line` (2 to 6 characters where its script has no
+    spaces); "" when the piece has no letters."""
+    if without_spaces(line):
+        size = rng.randint(2, SHORT_LETTERS)
+        start = rng.randrange(max(1, len(line) - size + 1))
+        while start < len(line) - 1 and unicodedata.category(line[start]).startswith("M"):
+            start += 1  # a piece starts at a character, not at its combining mark
+        piece = line[start:start + size].strip()
+    else:
+        words = line.split()
+        size = rng.randint(1, SHORT_WORDS)
+        start = rng.randrange(max(1, len(words) - size + 1))
+        piece = " ".join(words[start:start + size])
+    return piece if letters(piece) else ""

@@ -17,11 +17,13 @@ from .model import Guess, Guesses, identifier
 @dataclass(frozen=True)
 class LidOptions:
     """How `identify_file` runs: which model (None: the shipped one), how many guesses a line,
-    and what becomes of lines that are not UTF-8 text (`bad_lines`, which counts them)."""
+    the least probability of a guess (a line left without one: `und`) and what becomes of lines
+    that are not UTF-8 text (`bad_lines`, which counts them)."""
 
     model: Optional[str] = None
     top: int = 1
     progress: bool = True
+    min_prob: float = 0.0
     bad_lines: BadLines = field(default_factory=BadLines)
 
 
@@ -49,7 +51,7 @@ def identify_file(input_path: str, output_path: str,
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="lid") as bar:
         for text, count in read_line_blocks(input_path, options.bad_lines):  # a block at a time
-            out.write(model.guesses(text, count, options.top).tsv())
+            out.write(model.guesses(text, count, options.top, options.min_prob).tsv())
             lines += count
             bar.update(count)
     return LidReport(lines, time.perf_counter() - started, str(model.path))
@@ -66,6 +68,8 @@ def languages_output(path: Optional[str]) -> AbstractContextManager[Optional[Tex
     return atomic_text_output(path) if path else nullcontext()
 
 
-def identify(lines: Iterable[str], model: Optional[str] = None, top: int = 1) -> list[list[Guess]]:
-    """The `top` likeliest languages of each line (FLORES-200 codes with probabilities)."""
-    return identifier(model).identify(list(lines), top)
+def identify(lines: Iterable[str], model: Optional[str] = None, top: int = 1,
+             min_prob: float = 0.0) -> list[list[Guess]]:
+    """The `top` likeliest languages of each line (FLORES-200 codes with probabilities), those
+    of probability `min_prob` or more (a line left without any: `und`)."""
+    return identifier(model).identify(list(lines), top, min_prob)

@@ -14,10 +14,12 @@ import numpy as np
 from ..errors import LaserError
 from ..models.registry import SHIPPED_MODEL_DIRS
 from . import fasttext_file
-from .predictor import LABEL_PREFIX, Predictor, batch_text
+from ..text.languages import UNDETERMINED
+from .calibration import Calibration, Scored, read_calibration
+from .predictor import LABEL_PREFIX, LINES_AT_ONCE, Columns, Predictor, batch_text
+from .scripts import allowed_labels, label_script, script_ids
 
 SHIPPED_FILE = "laser-lid.ftz"
-UNDETERMINED = "und"  # the code of a line without any text (ISO 639-3 'undetermined')
 
 
 # Each line's likeliest codes and their probabilities, as two parallel lists of lists.
@@ -51,9 +53,12 @@ def _strip(label: str) -> str:
 
 
 class LanguageIdentifier:
-    """Which language each line is in, by a fastText classifier."""
+    """Which language each line is in, by a fastText classifier, the script first: a line gets
+    only labels of its main script (laser.lid.scripts), the only one where its script has one,
+    `und` where it has no letters; probabilities calibrated where the model has a calibration
+    beside it (laser.lid.calibration)."""
 
-    def __init__(self, path: Optional[str | os.PathLike] = None):
+    def __init__(self, path: Optional[str | os.PathLike] = None, calibrated: bool = True):
         self.path = Path(path) if path is not None else shipped_model_path()
         if not self.path.is_file():
             raise LaserError(f"{self.path}: no such language-ID model file")
@@ -66,33 +71,99 @@ class LanguageIdentifier:
         # Each label's code, then `und`, then "" (the code of label -1: no guess)
         self._codes = np.array(self.labels + [UNDETERMINED, ""], object)
         self._predictor = Predictor(model)
+        self.calibration: Optional[Calibration] = read_calibration(self.path) if calibrated \
+            else None
+        self._rules = ScriptRules(self.labels, self._predictor)
 
-    def identify(self, lines: Iterable[str], top: int = 1) -> list[list[Guess]]:
-        """The `top` likeliest languages of each line, likeliest first (a line without any
-        text, or without anything the model knows: one Guess `und` with probability 0)."""
+    def identify(self, lines: Iterable[str], top: int = 1,
+                 min_prob: float = 0.0) -> list[list[Guess]]:
+        """The `top` likeliest languages of each line, likeliest first, those of probability
+        `min_prob` or more (a line without letters, without anything the model knows or
+        without a guess that likely: one Guess `und` with probability 0)."""
         return [list(map(Guess, codes, probabilities))
-                for codes, probabilities in zip(*self.ranked(lines, top))]
+                for codes, probabilities in zip(*self.ranked(lines, top, min_prob))]
 
-    def ranked(self, lines: Iterable[str], top: int = 1) -> Ranked:
+    def ranked(self, lines: Iterable[str], top: int = 1, min_prob: float = 0.0) -> Ranked:
         """`identify` as plain lists: each line's codes and their probabilities."""
         lines = list(lines)
-        return self.guesses(batch_text(lines), len(lines), top).ranked()
+        return self.guesses(batch_text(lines), len(lines), top, min_prob).ranked()
 
-    def guesses(self, text: bytes, lines: int, top: int = 1) -> "Guesses":
+    def guesses(self, text: bytes, lines: int, top: int = 1,
+                min_prob: float = 0.0) -> "Guesses":
         """The `top` likeliest languages of each of `lines` lines of UTF-8 `text` (separated
-        by '\\n'). Its words are those fastText reads once laser has joined them by single
-        spaces: any Unicode space separates them (a NUL too, for fastText)."""
-        found = self._predictor.predict_text(text, lines, top, unicode_spaces=True)
-        guessed = (found.tokens > 0) & (found.labels[:, 0] >= 0)
-        labels = np.where(guessed[:, None], found.labels, -1)
-        labels[~guessed, 0] = len(self.labels)  # und
-        probabilities = np.minimum(found.probabilities, np.float32(1.0))
-        probabilities[~guessed] = 0.0
+        by '\\n'), of probability `min_prob` or more. Its words are those fastText reads once
+        laser has joined them by single spaces: any Unicode space separates them (a NUL too,
+        for fastText)."""
+        k = max(1, min(top, len(self.labels)))
+        found = self._predictor.hidden_text(text, lines, unicode_spaces=True)
+        scripts = script_ids(text, lines)
+        labels = np.full((lines, k), -1, np.int64)
+        probabilities = np.zeros((lines, k), np.float32)
+        for first in range(0, lines, LINES_AT_ONCE):  # bounded [lines, labels] scores
+            part = scripts[first:first + LINES_AT_ONCE]
+            for script in np.unique(part).tolist():
+                rows = np.flatnonzero(part == script) + first
+                chosen, chances = self._guess(found.hidden[rows], script, k)
+                labels[rows, :chosen.shape[1]] = chosen
+                probabilities[rows, :chosen.shape[1]] = chances
+        labels[probabilities < min_prob] = -1
+        undetermined = (labels[:, 0] < 0) | ((found.counts == 0)
+                                             & (self._rules.only[scripts] < 0))
+        labels[undetermined] = -1
+        labels[undetermined, 0] = len(self.labels)  # und
+        probabilities = np.minimum(probabilities, np.float32(1.0))
+        probabilities[labels < 0] = 0.0
+        probabilities[undetermined] = 0.0
         return Guesses(self._codes[labels], probabilities)
+
+    def _guess(self, hidden: np.ndarray, script: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k best labels (indices) of lines of one main script, among the labels it allows,
+        and their probabilities: a script's only label with 1; none for a script that allows
+        none (no letters)."""
+        columns = self._rules.columns[script]
+        if self._rules.only[script] >= 0:
+            return (np.full((len(hidden), 1), self._rules.only[script], np.int64),
+                    np.ones((len(hidden), 1), np.float32))
+        if columns is None:
+            return np.full((len(hidden), 1), -1, np.int64), np.zeros((len(hidden), 1), np.float32)
+        scores = self._predictor.scores(hidden, columns)
+        chosen, chances = (self.calibration or self._predictor).top(
+            scores, min(k, len(columns.labels)))
+        return np.where(chosen >= 0, columns.labels[np.maximum(chosen, 0)], -1), chances
+
+    def scored(self, lines: Sequence[str], gold: Sequence[str]) -> Scored:
+        """The lines a calibration can be fitted on, with their scores over every label (-inf
+        for those their script does not allow): those whose gold label is a label of the model
+        that their script allows, among others (not `und`, not the only label of a script)."""
+        text = batch_text(lines)
+        found = self._predictor.hidden_text(text, len(lines), unicode_spaces=True)
+        scripts = script_ids(text, len(lines))
+        index = {label: position for position, label in enumerate(self.labels)}
+        golden = np.array([index.get(label, -1) for label in gold], np.int64)
+        fitted = ((golden >= 0) & (found.counts > 0) & (self._rules.only[scripts] < 0)
+                  & self._rules.allowed[scripts, np.maximum(golden, 0)])
+        scores = self._predictor.scores(found.hidden[fitted])
+        scores[~self._rules.allowed[scripts[fitted]]] = -np.inf
+        return Scored(scores, golden[fitted])
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""
         return [codes[0] for codes in self.ranked(lines)[0]]
+
+
+class ScriptRules:
+    """What a line's main script (its id: laser.lid.scripts) leaves of a model's labels: which
+    it allows [scripts, labels] and their output columns (None: none), and the only label of a
+    script that allows one (-1 for the others)."""
+
+    def __init__(self, labels: Sequence[str], predictor: Predictor):
+        self.allowed = allowed_labels(labels)
+        scripted = np.array([label_script(label) is not None for label in labels], bool)
+        single = (self.allowed.sum(axis=1) == 1) & (self.allowed & scripted).any(axis=1)
+        self.only = np.where(single, self.allowed.argmax(axis=1), -1).astype(np.int64)
+        self.columns: list[Optional[Columns]] = [
+            predictor.columns(np.flatnonzero(row)) if row.any() else None
+            for row in self.allowed]
 
 
 @dataclass(frozen=True)

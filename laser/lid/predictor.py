@@ -7,7 +7,7 @@ numpy runs the output layer, one matrix product for many lines."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -45,6 +45,24 @@ def fasttext_words(line: str) -> list[str]:
     return [word for word in text.split(" ") if word]
 
 
+@dataclass(frozen=True)
+class Hidden:
+    """Each line's hidden vector (the mean of its input rows), its number of rows (0: nothing
+    the model knows) and of tokens."""
+
+    hidden: np.ndarray  # float32 [lines, dim]
+    counts: np.ndarray  # int64 [lines]
+    tokens: np.ndarray  # int64 [lines]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Some labels of a model (their indices) and their columns of its output matrix."""
+
+    labels: np.ndarray  # int64 [labels]
+    output: np.ndarray  # float32 [dim, labels]
+
+
 class Predictor:
     """A loaded model's prediction over batches of lines. The summed rows of the words it has
     seen stay in the kernel's bounded cache; one batch runs at a time (`laser serve`'s threads
@@ -79,37 +97,64 @@ class Predictor:
         '\\n'), its words separated by fastText's spaces, or with `unicode_spaces` by any
         Unicode space (as str.split() separates them)."""
         k = max(1, min(k, len(self.model.labels)))
-        hidden = np.empty((lines, self.settings.dim), np.float32)
-        counts = np.empty(lines, np.int64)
-        tokens = np.empty(lines, np.int64)
-        self.features.hidden(text, lines, unicode_spaces, hidden, counts, tokens)
+        found = self.hidden_text(text, lines, unicode_spaces)
         labels = np.empty((lines, k), np.int64)
         probabilities = np.empty((lines, k), np.float32)
         for first in range(0, lines, LINES_AT_ONCE):  # bounded [lines, labels] scores
             part = slice(first, first + LINES_AT_ONCE)
-            labels[part], probabilities[part] = self.top(hidden[part], k)
-        labels[counts == 0] = -1
-        probabilities[counts == 0] = 0.0
-        return Predictions(labels, probabilities, tokens)
+            labels[part], probabilities[part] = self.top(self.scores(found.hidden[part]), k)
+        labels[found.counts == 0] = -1
+        probabilities[found.counts == 0] = 0.0
+        return Predictions(labels, probabilities, found.tokens)
 
-    def top(self, hidden: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The k best labels of each line and fastText's probabilities of them."""
+    def hidden_text(self, text: bytes, lines: int, unicode_spaces: bool = False) -> Hidden:
+        """Each line's hidden vector, its number of input rows and of tokens (`predict_text`)."""
+        hidden = np.empty((lines, self.settings.dim), np.float32)
+        counts = np.empty(lines, np.int64)
+        tokens = np.empty(lines, np.int64)
+        self.features.hidden(text, lines, unicode_spaces, hidden, counts, tokens)
+        return Hidden(hidden, counts, tokens)
+
+    def columns(self, labels: np.ndarray) -> "Columns":
+        """Some labels (their indices) and their output rows, to score them alone."""
+        return Columns(labels, np.ascontiguousarray(self.output[:, labels]))
+
+    def scores(self, hidden: np.ndarray, columns: Optional["Columns"] = None) -> np.ndarray:
+        """Each label's score of each line [lines, labels] (of `columns`' labels alone where
+        given), which ranks the labels: its logit, or with `hs` its log-probability (-inf where
+        fastText's search does not reach it)."""
+        if self.settings.loss == "hs":
+            scores = self.tree.log_probabilities(hidden @ self.output[:, :self.tree.internal])
+            return scores if columns is None else scores[:, columns.labels]
+        return hidden @ (self.output if columns is None else columns.output)
+
+    def top(self, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k best labels of each line and fastText's probabilities of them (`scores`: a
+        label -inf is never among them; a softmax overwrites the scores)."""
         loss = self.settings.loss
         if loss == "hs":
-            scores = self.tree.log_probabilities(hidden @ self.output[:, :self.tree.internal])
             return _chosen(scores, _top_k(scores, k), np.exp)
-        logits = hidden @ self.output
-        if loss == "softmax":  # exp(x - max) ranks as x does: the best found on x, only
-            best = _top_k(logits, k)  # they divided by the sum
-            largest = np.take_along_axis(logits, best[:, :1], axis=1)
-            total = np.empty_like(largest)
-            kernel().softmax_exp(logits, largest, total)
-            return _chosen(logits, best, lambda chosen: np.exp(np.log(chosen / total
-                                                                      + LOG_FLOOR)))
+        if loss == "softmax":
+            labels, probabilities = softmax_top(scores, k)
+            return labels, np.where(labels >= 0, np.exp(np.log(probabilities + LOG_FLOOR)),
+                                    0).astype(np.float32)
         # ns and ova: the sigmoid table ranks as x does: the best found on x, only they looked up
-        best = _top_k(logits, k)
-        return _chosen(logits, best, lambda chosen: np.exp(np.log(
+        best = _top_k(scores, k)
+        return _chosen(scores, best, lambda chosen: np.exp(np.log(
             _table_sigmoid(chosen, self.sigmoid_table) + LOG_FLOOR)))
+
+
+def softmax_top(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best labels of each line [lines, k] and their softmax probabilities over the
+    line's finite scores (-1 and 0 past a line's finite scores); overwrites `scores`."""
+    best = _top_k(scores, k)  # exp(x - max) ranks as x does: the best found on x, only they
+    chosen = np.take_along_axis(scores, best, axis=1)  # divided by the sum
+    excluded = ~np.isfinite(chosen)
+    total = np.empty((len(scores), 1), np.float32)
+    kernel().softmax_exp(scores, np.ascontiguousarray(chosen[:, :1]), total)
+    probabilities = np.take_along_axis(scores, best, axis=1) / total
+    best[excluded], probabilities[excluded] = -1, 0.0
+    return best.astype(np.int64), probabilities.astype(np.float32)
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:

@@ -15,14 +15,57 @@ from .corpus import Corpus
 from .retrieval import Pairs
 
 OUTPUT_FORMATS = ("tsv", "ids", "jsonl")
-# What --provenance adds to each JSON record (and, in this order, to each TSV or ids line).
-PROVENANCE_FIELDS = ("src_file", "src_file_line", "trg_file", "trg_file_line")
+# What --provenance adds of each side of a pair to its JSON record, each field prefixed by src_ or
+# trg_ (and, in this order, to each TSV or ids line): a sentence file's file and line, or a
+# document's file, name (URL or record id), paragraph and sentence.
+LINE_FIELDS = ("file", "file_line")
+DOCUMENT_FIELDS = ("file", "document", "paragraph", "sentence")
+PROVENANCE_FIELDS = tuple(f"{side}_{name}" for side in ("src", "trg") for name in LINE_FIELDS)
+
+
+@dataclass(frozen=True)
+class SideOrigins:
+    """Where a side's lines come from: the provenance fields, and `of` giving their values
+    for some (0-based) lines of the side."""
+
+    fields: tuple[str, ...]
+    of: Callable[[np.ndarray], list[tuple]]
+
+
+def line_origins(corpus: Corpus) -> SideOrigins:
+    """The file and 1-based line of each line of a side."""
+    def of(lines: np.ndarray) -> list[tuple]:
+        files, numbers = corpus.locate(lines)
+        return list(zip(files, numbers.tolist()))
+    return SideOrigins(LINE_FIELDS, of)
+
+
+def document_origins(corpus: Corpus, origins_file: Callable[[str], str]) -> SideOrigins:
+    """The document provenance of each line of a side read from documents: its line of the
+    provenance file (`origins_file` of its sentence file), as the cleaning stage wrote it."""
+    def of(lines: np.ndarray) -> list[tuple]:
+        files, numbers = corpus.locate(lines)
+        found = {}
+        for file in set(files):
+            wanted = np.array([number - 1 for at, number in zip(files, numbers.tolist())
+                               if at == file])
+            found[file] = line_texts(origins_file(file), wanted)
+        return [_document_origin(found[file][number - 1])
+                for file, number in zip(files, numbers.tolist())]
+    return SideOrigins(DOCUMENT_FIELDS, of)
+
+
+def _document_origin(line: str) -> tuple:
+    file, document, paragraph, sentence = line.split("\t")
+    return file, document, int(paragraph), int(sentence)
 
 
 def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict,
-          origins: Optional[list[tuple]]) -> Iterator[str]:
+          origins: Optional[list[tuple]], fields: tuple[str, ...] = PROVENANCE_FIELDS
+          ) -> Iterator[str]:
     """Output lines: official TSV (score as the official tool prints it), ids, or JSON lines;
-    with `origins`, each pair's (source file, line, target file, line) after them."""
+    with `origins`, each pair's provenance (`fields`: of the source, then of the target) after
+    them."""
     scores = pairs.score.tolist()
     origins = origins or itertools.repeat(None)
     for s, t, score, origin in zip(pairs.src.tolist(), pairs.trg.tolist(), scores, origins):
@@ -30,7 +73,7 @@ def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict,
             record = {"score": score if score == score else None, "src_line": s, "trg_line": t,
                       "src": src_text[s], "trg": trg_text[t]}
             if origin:
-                record.update(zip(PROVENANCE_FIELDS, origin))
+                record.update(zip(fields, origin))
             yield json.dumps(record, ensure_ascii=False) + "\n"
             continue
         if fmt == "ids":
@@ -43,11 +86,14 @@ def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict,
         yield row + ("".join(f"\t{value}" for value in origin) if origin else "") + "\n"
 
 
-def pair_origins(pairs: Pairs, src: Corpus, trg: Corpus) -> list[tuple]:
-    """(source file, 1-based line in it, target file, line) of every pair."""
-    src_files, src_lines = src.locate(pairs.src)
-    trg_files, trg_lines = trg.locate(pairs.trg)
-    return list(zip(src_files, src_lines.tolist(), trg_files, trg_lines.tolist()))
+def pair_origins(pairs: Pairs, src: SideOrigins, trg: SideOrigins) -> list[tuple]:
+    """The provenance of every pair: its source's, then its target's."""
+    return [source + target for source, target in zip(src.of(pairs.src), trg.of(pairs.trg))]
+
+
+def provenance_fields(src: SideOrigins, trg: SideOrigins) -> tuple[str, ...]:
+    return tuple(f"{side}_{name}" for side, origins in (("src", src), ("trg", trg))
+                 for name in origins.fields)
 
 
 def write_pairs(output: str, pairs: Pairs, src: Corpus, trg: Corpus, fmt: str = "tsv",
@@ -89,8 +135,11 @@ PairFilter = Callable[[Pairs, list, list], np.ndarray]
 
 @dataclass(frozen=True)
 class PairTexts:
+    """The texts of each side's lines, and their provenance (None: their files and lines)."""
+
     src: LineTexts
     trg: LineTexts
+    origins: Optional[tuple[SideOrigins, SideOrigins]] = None
 
 
 @dataclass
@@ -118,6 +167,8 @@ def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, sr
     """Write chunks of pairs (line numbers) atomically, streamed: each chunk's texts are looked
     up as it is written; `keep` drops pairs by their texts (the language filter)."""
     written = written or WrittenPairs()
+    sides = texts.origins or (line_origins(src), line_origins(trg))
+    fields = provenance_fields(*sides)
     with atomic_text_output(output) as out:
         for pairs in chunks:
             needs_src, needs_trg = how.needs_src or keep, how.needs_trg or keep
@@ -128,7 +179,7 @@ def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, sr
                             [trg_text[line] for line in pairs.trg.tolist()])
                 written.dropped += int(len(mask) - mask.sum())
                 pairs = Pairs(pairs.src[mask], pairs.trg[mask], pairs.score[mask])
-            origins = pair_origins(pairs, src, trg) if how.provenance else None
-            out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins))
+            origins = pair_origins(pairs, *sides) if how.provenance else None
+            out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins, fields))
             written.add(pairs)
     return written

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Optional
 
+from ..text.languages import DEFAULT_LANG_FALLBACK
+
 DEFAULT_MAX_TOKENS = 12000
 
 
@@ -27,6 +29,7 @@ class ModelOptions:
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_length: Optional[int] = None
     bpe_backend: str = "auto"
+    lang_fallback: str = DEFAULT_LANG_FALLBACK
 
     @property
     def names_files(self) -> bool:
@@ -37,7 +40,7 @@ class ModelOptions:
         """How the model runs, as the keyword arguments of `Encoder` (and `EncoderSpec`)."""
         return dict(device=self.device, runtime=self.runtime, quantize=self.quantize,
                     max_tokens=self.max_tokens, max_length=self.max_length,
-                    bpe_backend=self.bpe_backend)
+                    bpe_backend=self.bpe_backend, lang_fallback=self.lang_fallback)
 
     @classmethod
     def take(cls, values: dict) -> ModelOptions:

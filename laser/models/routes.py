@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Optional
 
 from ..errors import LaserError
+from ..text.languages import UNDETERMINED
 from .files import ModelFiles
 from .installed import installed_model_files
 from .languages import official_language
@@ -35,8 +36,11 @@ def routed_files(lang: str, requested: ModelFiles) -> Optional[ModelFiles]:
     return files
 
 
-def language_models(lines: Counter, requested: ModelFiles) -> dict[str, dict]:
-    """For a sidecar: each identified language's line count and the model that embedded them."""
+def language_models(lines: Counter, requested: ModelFiles,
+                    fallback: Optional[str] = None) -> dict[str, dict]:
+    """For a sidecar: each identified language's line count and the model that embedded them
+    (`und` lines: the `fallback` language's)."""
     def name(lang: str) -> str:
-        return model_identity(routed_files(lang, requested) or requested).name
+        embedded_as = fallback if lang == UNDETERMINED and fallback else lang
+        return model_identity(routed_files(embedded_as, requested) or requested).name
     return {lang: {"lines": count, "model": name(lang)} for lang, count in sorted(lines.items())}

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import numpy as np
 
 from ..errors import LaserError
-from ..io.atomic import replace_atomically, takes_sidecar
+from ..io.atomic import replace_atomically
+from ..io.sidecar import write_sidecar
 from ..io.stderr import stderr_redirected
 from ..models.spaces import Origin, check_same_space
 from ..progress import progress_bar
@@ -185,12 +186,7 @@ def save_index(index: faiss.Index, meta: IndexMeta, path: str | os.PathLike) -> 
     (to stdout, a device or a FIFO: the index alone)."""
     import faiss
     replace_atomically(path, lambda tmp: faiss.write_index(index, tmp))
-    if not takes_sidecar(path):
-        return
-
-    def write_meta(tmp: str) -> None:
-        Path(tmp).write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
-    replace_atomically(meta_path(path), write_meta)
+    write_sidecar(path, asdict(meta))
 
 
 def _embeddings_not_index(path: Path) -> LaserError:

@@ -25,6 +25,7 @@ from ..errors import LaserError
 from ..search.vectors import unit_rows
 from ..version import __version__
 from .auth import ApiKeys
+from .alignment import bead_records, check_one_space, document_sentences
 from .batching import Batcher, Embedded, QueueFull, ShuttingDown
 from .exchange import AccessLog, Cors, Exchange, RequestHead
 from .indexes import ServedIndex, check_embedding_space, nearest
@@ -197,8 +198,14 @@ async def embedded(request: Request, service: Service, model: ServedModel,
                    sentences: list[str], lang: str) -> Embedded:
     """Rows of the sentences from the batcher: 429 when its queue is full; ClientGone, the
     sentences dropped from the queue, when the client disconnects first."""
+    return await unless_abandoned(submitted(service, model, sentences, lang), request.receive)
+
+
+def submitted(service: Service, model: ServedModel, sentences: list[str], lang: str) -> Future:
+    """The batcher's Future of the sentences' rows: 429 when its queue is full, 503 once it
+    shuts down."""
     try:
-        future = service.batcher.submit(model.encoder, sentences, lang)
+        return service.batcher.submit(model.encoder, sentences, lang)
     except QueueFull:
         seconds = service.limits.retry_after
         raise RequestError(429, f"the server is busy: {service.limits.max_queued} sentences are "
@@ -207,7 +214,6 @@ async def embedded(request: Request, service: Service, model: ServedModel,
     except ShuttingDown:
         raise RequestError(503, "the server is shutting down", "unavailable",
                            {"Retry-After": str(service.limits.retry_after)}) from None
-    return await unless_abandoned(future, request.receive)
 
 
 async def unless_abandoned(future: Future, receive: Receive) -> Embedded:
@@ -328,6 +334,37 @@ async def search_index(request: Request, service: Service) -> tuple[Response, in
         len(queries)
 
 
+async def align(request: Request, service: Service) -> tuple[Response, int]:
+    """POST /align: the beads of two documents' sentences, as `laser align` finds them."""
+    from ..align import AlignOptions, align_sentences
+    body = await read_json(request, service.limits)
+    truncate = boolean(body, "truncate", False)
+    src = document_sentences(body, "src", service.limits, truncate)
+    trg = document_sentences(body, "trg", service.limits, truncate)
+    src_lang, trg_lang = language(body.get("src_lang")), language(body.get("trg_lang"))
+    name = optional_name(body, "model")
+    src_model = await served_model(service, name, src_lang)
+    trg_model = await served_model(service, name, trg_lang)
+    check_one_space(src_model, trg_model)
+    beads = await run_in_threadpool(
+        align_sentences, src, trg, batched_embedder(service, src_model, src_lang),
+        batched_embedder(service, trg_model, trg_lang), AlignOptions())
+    return JSONResponse({"model": src_model.name, "beads": bead_records(beads, src, trg)}), \
+        len(src) + len(trg)
+
+
+def batched_embedder(service: Service, model: ServedModel,
+                     lang: str) -> Callable[[list[str]], np.ndarray]:
+    """The aligner's embedding function (it runs off the event loop): rows from the batcher,
+    --max-inputs sentences a request, so that an alignment queues as any client does."""
+    def embed(texts: list[str]) -> np.ndarray:
+        step = service.limits.max_inputs
+        parts = [submitted(service, model, texts[start:start + step], lang).result().rows
+                 for start in range(0, len(texts), step)]
+        return np.concatenate([np.zeros((0, model.dim), dtype=np.float32), *parts])
+    return embed
+
+
 def chosen_index(service: Service, name: Optional[str]) -> ServedIndex:
     """The index a request names, or the only one; 404 otherwise."""
     if not service.indexes:
@@ -395,6 +432,7 @@ def create_app(service: Service) -> Router:
         ("/v1/embeddings", openai_embeddings, ("POST",)),
         ("/v1/models", openai_models, ("GET",)),
         ("/search", search_index, ("POST",)),
+        ("/align", align, ("POST",)),
         ("/health", health, ("GET",)),
         ("/info", info, ("GET",)),
         ("/metrics", metrics, ("GET",)),

@@ -19,6 +19,7 @@ class Limits:
     max_queued: int = 2048  # sentences waiting or being embedded; past this: 429 + Retry-After
     max_connections: int = 512  # open connections and requests; past this uvicorn answers 503
     max_k: int = 100  # neighbours one /search query may ask for
+    max_align_sentences: int = 1000  # sentences of each side of one /align request
     retry_after: int = 1  # seconds, the Retry-After of a 429 or 503
 
 

@@ -18,9 +18,10 @@ ERROR_WHEN = {
          "surrogate).",
     401: "No valid API key (only when the server has keys): `Authorization: Bearer KEY`.",
     404: "An unknown model or index.",
-    409: "Queries from a model of another embedding space than the index's.",
-    413: "A body over --max-body-bytes, more inputs than --max-inputs, or an input over "
-         "--max-chars without truncate.",
+    409: "Queries from a model of another embedding space than the index's (or the two sides "
+         "of /align embedded in two spaces).",
+    413: "A body over --max-body-bytes, more inputs than --max-inputs (--max-align-sentences a "
+         "side for /align), or an input over --max-chars without truncate.",
     422: "A missing field, a wrong type, an empty string or list, a line break in an input, an "
          "unknown language, a bad k, dimensions or encoding_format.",
     429: "The queue is full (--max-queued): retry after Retry-After seconds.",
@@ -82,6 +83,11 @@ def schemas(limits: Limits) -> dict:
                                "characters unless truncate is true."}
     sentences = {"oneOf": [sentence, {"type": "array", "items": sentence, "minItems": 1,
                                       "maxItems": limits.max_inputs}]}
+    document = {"type": "array", "items": sentence, "maxItems": limits.max_align_sentences,
+                "description": "A document's sentences in order (empty: nothing on this side)."}
+    indices = {"type": "array", "items": {"type": "integer", "minimum": 0},
+               "description": "0-based positions of the bead's sentences on this side; empty "
+                              "for a sentence the other side lacks."}
     common = {"lang": {"type": "string", "default": "en",
                        "description": "The language: an ISO 639-1/3 or FLORES-200 code, or an "
                                       "English name."},
@@ -136,6 +142,19 @@ def schemas(limits: Limits) -> dict:
                 "type": "object", "required": ["id", "score"], "properties": {
                     "id": {"type": "integer"}, "score": {"type": "number"},
                     "text": {"type": "string"}}}}}}},
+        "AlignRequest": {"type": "object", "required": ["src", "trg"], "properties": {
+            "src": document, "trg": document,
+            "src_lang": {**common["lang"], "description": "The language of src."},
+            "trg_lang": {**common["lang"], "description": "The language of trg."},
+            "model": common["model"], "truncate": common["truncate"]}},
+        "Alignment": {"type": "object", "required": ["model", "beads"], "properties": {
+            "model": {"type": "string"},
+            "beads": {"type": "array", "items": {
+                "type": "object", "required": ["src", "trg", "src_text", "trg_text", "score"],
+                "properties": {
+                    "src": indices, "trg": indices,
+                    "src_text": {"type": "string"}, "trg_text": {"type": "string"},
+                    "score": {"type": "number"}}}}}},
         "Health": {"type": "object", "required": ["status"],
                    "properties": {"status": {"const": "ok"}}},
         "Info": {"type": "object", "required": ["version", "models", "model_choice",
@@ -172,6 +191,10 @@ def paths() -> dict:
             "The k nearest indexed sentences of each query.",
             answer("Per query, its neighbours, nearest first.", {"$ref": REF + "SearchResults"}),
             EMBEDDING_ERRORS + (409,), "SearchRequest")},
+        "/align": {"post": operation(
+            "The beads of two documents' sentences, in order, as `laser align` finds them.",
+            answer("The beads, 1-1, 1-N, N-1, N-M, 1-0 and 0-1, each with its score.",
+                   {"$ref": REF + "Alignment"}), EMBEDDING_ERRORS + (409,), "AlignRequest")},
         "/health": {"get": operation(
             "Whether the server is ready (never needs a key).",
             answer("Ready.", {"$ref": REF + "Health"}), (), secured=False)},

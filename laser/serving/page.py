@@ -1,4 +1,5 @@
-"""The page at `/`: a similarity matrix of typed sentences, and a query box for loaded indexes.
+"""The page at `/`: a similarity matrix of typed sentences, a query box for loaded indexes, and
+two texts aligned into beads (POST /align).
 
 Plain HTML and JavaScript in one file beside this module, no build step and nothing fetched from
 elsewhere: it works offline, against the server that serves it."""

@@ -13,6 +13,10 @@ from .iso639 import iso_table
 
 LIST_HINT = "`laser models --languages` lists the supported languages"
 AUTO = "auto"  # --lang auto: each line's language identified (laser.lid), not one for all
+UNDETERMINED = "und"  # a line without letters, or without an answer (ISO 639-3 'undetermined')
+# With `auto`: the language an `und` line is preprocessed as (--lang-fallback). English: its
+# rules are the generic Moses rules, and every model of the project saw English most.
+DEFAULT_LANG_FALLBACK = "en"
 # How alike (difflib's ratio) a code or name must be to be suggested: a 3-letter code with one
 # letter wrong (0.67) is.
 CLOSE_ENOUGH = 0.66

@@ -92,7 +92,7 @@ class PerlPunctNormalizer:
         return self.compiled.apply(text + "\n")[:-1]
 
 
-def _prefixes(lang: str) -> dict[str, int]:
+def nonbreaking_prefixes(lang: str) -> dict[str, int]:
     """Perl's `load_prefixes`: 1 for a plain prefix, 2 for one that only precedes numbers."""
     source = lang if lang in LASER_PREFIX_LANGUAGES else "en"
     prefix_file = resources.files("laser").joinpath(
@@ -301,7 +301,7 @@ class PerlTokenizer:
 
     def __init__(self, lang: str = "en"):
         self.lang = lang
-        self.prefixes = _prefixes(lang)
+        self.prefixes = nonbreaking_prefixes(lang)
         self.apostrophe_rules = APOSTROPHE_RULES.get(lang, APOSTROPHE_DEFAULT)
         # each word's pieces, by whether it starts and whether it ends the line
         self._word_pieces: dict[tuple[bool, bool], dict[str, str]] = {

@@ -179,3 +179,46 @@ def test_lang_auto_writes_each_shards_languages_in_order(ray_runtime, sentences,
     assert languages == (tmp_path / "single.lang").read_text(encoding="utf-8")
     assert [line.split("\t")[0] for line in languages.splitlines()][:6] == \
         ["fra_Latn", "eng_Latn"] + ["fra_Latn"] * 4
+
+
+def test_a_read_only_sidecar_is_refused_before_any_shard_is_embedded(sentences, tmp_path):
+    output, sidecar = tmp_path / "fr.npy", tmp_path / "fr.npy.json"
+    output.write_bytes(b"old")
+    sidecar.write_text("{}\n", encoding="utf-8")
+    sidecar.chmod(0o444)
+    with pytest.raises(LaserError, match=f"^{sidecar}: read-only \\(mode 0444\\), not replaced"):
+        embed_file_on_ray(_spec(), sentences, str(output), EmbedOptions("fr"),
+                          RayOptions(work_dir=str(tmp_path / "work")))
+    assert output.read_bytes() == b"old" and not (tmp_path / "work").exists()
+
+
+def test_a_held_work_dir_is_refused_and_a_resumed_run_removes_stale_temp_files(
+        ray_runtime, sentences, single, tmp_path):
+    """Another process holding the work directory (a real one, with laser's lock) refuses the
+    run in one line; once it is gone, the run removes the temp files of its shards that a killed
+    run left (and nothing else)."""
+    import subprocess
+    work = tmp_path / "work"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys\n"
+                               "from laser.io.locks import hold_work_dir\n"
+                               "with hold_work_dir(sys.argv[1]):\n"
+                               "    print('held', flush=True)\n    sys.stdin.read()\n",
+                               str(work)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(LaserError, match=f"^{work}: work directory in use by process "
+                                             f"{holder.pid} "):
+            embed_file_on_ray(_spec(), sentences, str(tmp_path / "fr.npy"), EmbedOptions("fr"),
+                              RayOptions(shard_lines=7, work_dir=str(work)))
+    finally:
+        holder.kill()
+        holder.wait()
+    stale = [work / ".shard-000001.npy.0a1b2c3d.tmp", work / ".manifest.json.ffffffff.tmp"]
+    other = work / ".notes.txt.0a1b2c3d.tmp"  # not a shard's nor the manifest's
+    for path in (*stale, other):
+        path.write_bytes(b"left by a killed run")
+    embed_file_on_ray(_spec(), sentences, str(tmp_path / "fr.npy"), EmbedOptions("fr"),
+                      RayOptions(shard_lines=7, work_dir=str(work)))
+    assert (tmp_path / "fr.npy").read_bytes() == single[0]
+    assert not any(path.exists() for path in stale) and other.exists()

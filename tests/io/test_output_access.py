@@ -182,3 +182,28 @@ def test_as_nobody_a_read_only_output_is_refused(shared_dir):
                            "replaced; make it writable or write elsewhere\n")
                        for path, permissions in ((own, 0o444), (roots, 0o644))]
     assert (untouched(own), untouched(roots)) == before
+
+
+@pytest.mark.parametrize("command", ["index", "embeddings", "graph"])
+def test_a_new_sidecar_gets_the_mode_and_group_of_its_output(tmp_path, umask, command):
+    """A private output gets a private record: 0600 beside 0600 (not 0644 from the umask)."""
+    group = settable_group()
+    output = existing(tmp_path / "out", 0o600, group)
+    result = (build_index(ENGLISH_NPY, output) if command == "index" else
+              run_laser("knn", "graph", ENGLISH_NPY, "-k", "2", "-q", "-o", output)
+              if command == "graph" else
+              run_laser("embed", ENGLISH, "-o", output, "-l", "en", "-q", "--model",
+                        PARITY_MODEL))
+    assert result.exit_code == 0, result.output
+    sidecar = tmp_path / "out.json"
+    assert (mode(sidecar), os.stat(sidecar).st_gid) == (0o600, group)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may give a file to another owner")
+def test_root_gives_a_new_sidecar_the_owner_group_and_mode_of_a_nobody_output(tmp_path, umask):
+    output = existing(tmp_path / "out.npy", 0o640)
+    os.chown(output, NOBODY, USERS)
+    laser_ok("embed", ENGLISH, "-o", output, "-l", "en", "-q", "--model", PARITY_MODEL)
+    sidecar = tmp_path / "out.npy.json"
+    assert [(os.stat(path).st_uid, os.stat(path).st_gid, mode(path))
+            for path in (output, sidecar)] == [(NOBODY, USERS, 0o640)] * 2

@@ -115,3 +115,46 @@ def test_lang_out_goes_with_lang_auto(tmp_path):
                                     "--lang-out", tmp_path / "x.lang"))
     assert "--lang-out goes with --lang auto" in line
     assert not (tmp_path / "out.npy").exists()
+
+
+LETTERLESS = ["2024-05-01", "12,5 %", "https://example.com/a-b?c=d", "42"]
+
+
+@pytest.mark.parametrize("fallback", [None, "ja"])
+def test_und_lines_are_embedded_as_the_fallback_language(tmp_path, shipped, fallback):
+    """Lines without letters are `und`: embedded as --lang-fallback (English by default), whose
+    preprocessing (MeCab for Japanese) gives them other rows than English's."""
+    lines = [MIXED[0][0], *LETTERLESS, MIXED[3][0]]
+    source = tmp_path / "mixed.txt"
+    source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "mixed.npy"
+    laser_ok("embed", source, "-o", out, "--lang", "auto", "-q",
+             *(["--lang-fallback", fallback] if fallback else []))
+    rows = np.load(out)
+    np.testing.assert_array_equal(rows[1:5], shipped.encode(LETTERLESS, fallback or "en"))
+    np.testing.assert_array_equal(rows[[0, 5]], shipped.encode([lines[0], lines[5]], ["fr", "el"]))
+    assert not np.array_equal(shipped.encode(LETTERLESS, "ja"), shipped.encode(LETTERLESS, "en"))
+    sidecar = json.loads((tmp_path / "mixed.npy.json").read_text(encoding="utf-8"))
+    assert sidecar["lang_fallback"] == (fallback or "en")
+    assert sidecar["languages"]["und"] == {"lines": 4, "model": "laser-default-v2"}
+
+
+def test_the_python_api_and_documents_take_the_fallback(shipped):
+    japanese = Encoder.load(lang_fallback="ja")
+    assert japanese.lang_fallback == "ja" and shipped.lang_fallback == "en"
+    lines = ["Bonjour le monde.", *LETTERLESS]
+    np.testing.assert_array_equal(japanese.encode(lines, "auto"),
+                                  japanese.encode(lines, ["fr"] + ["ja"] * len(LETTERLESS)))
+    np.testing.assert_array_equal(embed_documents(japanese, ["2024-05-01 12:30"], "auto"),
+                                  embed_documents(shipped, ["2024-05-01 12:30"], "ja"))
+
+
+@pytest.mark.parametrize("fallback, message", [("auto", "lang_fallback must be a language"),
+                                               ("qqqx", "--lang-fallback")])
+def test_a_bad_fallback_is_one_error(tmp_path, fallback, message):
+    source = tmp_path / "in.txt"
+    source.write_text("42\n", encoding="utf-8")
+    line = one_error_line(run_laser("embed", source, "-o", tmp_path / "out.npy", "--lang",
+                                    "auto", "--lang-fallback", fallback))
+    assert message in line
+    assert not (tmp_path / "out.npy").exists()

@@ -2,6 +2,7 @@
 not identified as --src-lang and --trg-lang, and counts them in the summary."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from laser.lid.check import LanguagePair, expected_languages
@@ -53,13 +54,23 @@ def test_mine_lid_filter_refuses_what_it_cannot_check(tmp_path, options, message
     assert not (tmp_path / "out.tsv").exists()
 
 
-def test_a_lid_model_without_the_filter_is_refused(tmp_path):
+@pytest.mark.parametrize("option", [["--lid-model", TOY_MODEL], ["--lid-min-prob", "0.5"]])
+def test_a_lid_option_without_the_filter_is_refused(tmp_path, option):
     text = tmp_path / "in.txt"
     text.write_text("\n".join(FRENCH) + "\n", encoding="utf-8")
     line = one_error_line(run_laser("mine", text, text, "--src-lang", "fr", "--trg-lang", "fr",
                                     "--model", PARITY_MODEL, "-o", tmp_path / "out.tsv",
-                                    "--lid-model", TOY_MODEL))
-    assert "--lid-model goes with --lid-filter" in line
+                                    *option))
+    assert f"{option[0]} goes with --lid-filter" in line
+
+
+def test_mine_lid_min_prob_drops_the_pairs_identified_less_surely(tmp_path):
+    every, _ = mined(tmp_path, "--lid-filter", "--lid-model", TOY_MODEL)
+    toy = LanguageIdentifier(TOY_MODEL)
+    sure = [row for row in every
+            if min(guesses[0].probability for guesses in toy.identify(row[1:3])) >= 0.999]
+    kept, _ = mined(tmp_path, "--lid-filter", "--lid-model", TOY_MODEL, "--lid-min-prob", "0.999")
+    assert kept == sure and len(kept) < len(every)
 
 
 def test_expected_languages_ignore_script_and_take_any_code_form():
@@ -72,3 +83,31 @@ def test_expected_languages_ignore_script_and_take_any_code_form():
 def test_the_filter_needs_both_languages():
     with pytest.raises(Exception, match="--lid-filter needs --src-lang and --trg-lang"):
         LanguagePair.of("de", None)
+
+
+def test_the_dropped_count_adds_up_over_every_chunk_of_pairs(tmp_path):
+    """Pairs written a chunk at a time (as `laser mine` streams them): the summary's dropped
+    count is the sum over all chunks, not the last chunk's."""
+    from laser.mining.corpus import scan_corpus
+    from laser.mining.language_filter import language_filter
+    from laser.mining.output import PairFormat, PairTexts, write_pair_chunks
+    from laser.mining.retrieval import Pairs
+    src_lines, trg_lines = FRENCH + GERMAN, ENGLISH + GERMAN
+    src, trg = tmp_path / "src.txt", tmp_path / "trg.txt"
+    src.write_text("\n".join(src_lines) + "\n", encoding="utf-8")
+    trg.write_text("\n".join(trg_lines) + "\n", encoding="utf-8")
+    # French-English pairs kept, German-German dropped: chunks of 3, 2 and 1 pairs that drop
+    # 1, 1 and 0 pairs (a count set per chunk would end at 0)
+    pairs = [(0, 0), (4, 4), (1, 1), (5, 5), (2, 2), (3, 3)]
+    chunks = [Pairs(np.array([s for s, _ in part]), np.array([t for _, t in part]),
+                    np.linspace(1.2, 1.1, len(part)))
+              for part in (pairs[:3], pairs[3:5], pairs[5:])]
+    texts = PairTexts(lambda lines: {line: src_lines[line] for line in lines.tolist()},
+                      lambda lines: {line: trg_lines[line] for line in lines.tolist()})
+    keep = language_filter(LanguagePair.of("fr", "en", str(TOY_MODEL)))
+    out = tmp_path / "mined.tsv"
+    written = write_pair_chunks(str(out), chunks, texts, scan_corpus(str(src)),
+                                scan_corpus(str(trg)), PairFormat(), keep)
+    kept = [line.split("\t")[1:] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert kept == [[FRENCH[i], ENGLISH[i]] for i in range(4)]
+    assert (written.count, written.dropped) == (4, 2)

@@ -129,3 +129,75 @@ def test_text_embedded_in_shards_mines_as_in_one(tmp_path):
     assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 6
     # the 6 distinct sentences (not the 7 lines) in shards of 3
     assert len(list((tmp_path / "work-3" / "src-embed").glob("embeddings-*.npy"))) == 2
+
+
+# A re-run in a kept work directory after a run with the first options, with the second: each
+# option that a stage's key depends on (split: --unify, --unify-by, --legacy-line-map,
+# --shard-lines; knn: -k, --index, --nprobe, --refine; index: its factory; margins: --margin;
+# runs: --retrieval, --candidates; retrieve: --mode, --threshold).
+UNIFIED = ("--unify",)
+RERUNS = {
+    "retrieval-fwd": (UNIFIED, ("--unify", "--retrieval", "fwd")),
+    "retrieval-bwd": (UNIFIED, ("--unify", "--retrieval", "bwd")),
+    "retrieval-intersect": (UNIFIED, ("--unify", "--retrieval", "intersect")),
+    "candidates": (UNIFIED, ("--unify", "--candidates")),
+    "candidates-fwd": (("--unify", "--candidates"), ("--unify", "--candidates", "--retrieval",
+                                                     "fwd")),
+    "margin-distance": (UNIFIED, ("--unify", "--margin", "distance")),
+    "margin-absolute": (UNIFIED, ("--unify", "--margin", "absolute")),
+    "k": (UNIFIED, ("--unify", "-k", "2")),
+    "threshold": (UNIFIED, ("--unify", "--threshold", "1.05")),
+    "mode-search": (UNIFIED, ("--unify", "--mode", "search")),
+    "mode-score": ((), ("--mode", "score")),
+    "unify": ((), UNIFIED),
+    "unify-by": (UNIFIED, ("--unify", "--unify-by", "normalized")),
+    "legacy-line-map": (("--mode", "search"), ("--mode", "search", "--legacy-line-map")),
+    "shard-lines": (UNIFIED, ("--unify", "--shard-lines", "100")),
+    "index": (UNIFIED, ("--unify", "--index", "IVF8,Flat")),
+    "index-factory": (("--unify", "--index", "IVF8,Flat"), ("--unify", "--index", "IVF4,Flat")),
+    "nprobe": (("--unify", "--index", "IVF8,Flat"), ("--unify", "--index", "IVF8,Flat",
+                                                      "--nprobe", "2")),
+    "refine": (("--unify", "--index", "IVF8,PQ8x4fs"), ("--unify", "--index", "IVF8,PQ8x4fs",
+                                                         "--refine", "1")),
+}
+
+
+def _mined(folder, work, embeddings, options) -> bytes:
+    out = folder / "out"
+    result = CliRunner().invoke(main, [
+        "mine", str(CORPUS / "src.txt"), str(CORPUS / "trg.txt"), "--src-embeddings",
+        str(embeddings / "src.npy"), "--trg-embeddings", str(embeddings / "trg.npy"),
+        "--shard-lines", "256", "--work-dir", str(work), "-o", str(out), *options])
+    assert result.exit_code == 0, result.output
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("case", sorted(RERUNS))
+def test_a_rerun_with_a_changed_option_writes_what_a_fresh_run_writes(tmp_path, embeddings,
+                                                                       case):
+    before, after = RERUNS[case]
+    first = _mined(tmp_path, tmp_path / "kept", embeddings, before)
+    rerun = _mined(tmp_path, tmp_path / "kept", embeddings, after)
+    fresh = _mined(tmp_path, tmp_path / "fresh", embeddings, after)
+    assert rerun == fresh
+    if case != "shard-lines":  # the same bytes whatever the shards (its stages' files differ)
+        assert first != fresh, "the changed option must change the output to test anything"
+
+
+def test_a_rerun_with_another_model_option_writes_what_a_fresh_run_writes(tmp_path):
+    """The embed stage's key: the model's options (here --max-length, which cuts sentences)."""
+    lines = ["Hello world.", "The book is on the table.", "Where is the station?",
+             "I like green tea.", "It is raining today.", "My brother plays the piano."]
+    for side, ordered in (("src", lines), ("trg", lines[::-1])):
+        (tmp_path / f"{side}.txt").write_text("\n".join(ordered) + "\n", encoding="utf-8")
+
+    def mined(work: str, *options: str) -> bytes:
+        out = tmp_path / "out.tsv"
+        result = CliRunner().invoke(main, [
+            "mine", str(tmp_path / "src.txt"), str(tmp_path / "trg.txt"), "--src-lang", "en",
+            "--trg-lang", "en", "--mode", "score", "--work-dir", str(tmp_path / work), "-o",
+            str(out), *options])
+        assert result.exit_code == 0, result.output
+        return out.read_bytes()
+    first = mined("kept")
+    assert mined("kept", "--max-length", "2") == mined("fresh", "--max-length", "2") != first

@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from laser.serving.auth import ApiKeys, open_to_network
+from laser.serving.exchange import MAX_REQUEST_ID
 
 from serving.conftest import server_environment, start_server
 
@@ -100,9 +101,12 @@ def _logged_until(log, request_id: str, seconds: float = 30.0) -> dict:
 def test_a_request_id_is_echoed_or_made_and_logged(keyed):
     sent = keyed.get("/info", headers={**bearer(KEYS[0]), "X-Request-Id": "trace-42"})
     assert sent.headers["X-Request-Id"] == "trace-42"
+    longest = "x" * MAX_REQUEST_ID  # the longest kept: one character more is replaced
+    assert keyed.get("/health", headers={"X-Request-Id": longest}).headers["X-Request-Id"] == \
+        longest
     made = keyed.get("/health").headers["X-Request-Id"]
     assert re.fullmatch(r"[0-9a-f]{32}", made)
-    for unusable in ("has space", "x" * 129):
+    for unusable in ("has space", "x" * (MAX_REQUEST_ID + 1)):
         replaced = keyed.get("/health", headers={"X-Request-Id": unusable})
         assert re.fullmatch(r"[0-9a-f]{32}", replaced.headers["X-Request-Id"])
     refused = keyed.get("/info", headers={"X-Request-Id": "trace-43"})

@@ -9,7 +9,7 @@ import pytest
 
 from laser.search.vectors import unit_rows
 
-from serving.conftest import INDEXED
+from serving.conftest import INDEXED, start_server
 
 SENTENCES = ["Hello world.", "Das Buch liegt auf dem Tisch.", "Wo ist der Bahnhof?"]
 
@@ -147,3 +147,18 @@ def test_lang_auto_embeds_each_sentence_as_its_identified_language(server, defau
     np.testing.assert_allclose(rows, named, atol=1e-6)
     vectorized = server.get("/vectorize", params={"q": MIXED[2], "lang": "auto"}).json()
     np.testing.assert_allclose(vectorized["embedding"], named[2:3], atol=1e-6)
+
+
+def test_lang_auto_embeds_und_sentences_as_the_servers_fallback(serving_dir, default_encoder):
+    """`laser serve --lang-fallback ja`: sentences without letters are `und`, embedded as
+    Japanese (MeCab), the others as their identified languages."""
+    sentences = ["Das Buch liegt auf dem Tisch.", "2024-05-01", "12,5 %"]
+    server = start_server(serving_dir, "--lang-fallback", "ja")
+    try:
+        rows = server.post("/embed", {"inputs": sentences, "lang": "auto",
+                                      "normalize": False}).json()
+    finally:
+        server.stop()
+    np.testing.assert_allclose(rows, default_encoder.encode(sentences, ["de", "ja", "ja"]),
+                               atol=1e-6)
+    assert not np.allclose(rows[1:], default_encoder.encode(sentences[1:], "en"), atol=1e-6)

@@ -23,7 +23,7 @@ from laser.serving.openapi import document  # noqa: E402
 from serving.conftest import start_server  # noqa: E402
 
 KEY = "fuzz-key"
-LIMITS = Limits(max_inputs=4, max_chars=200, max_queued=64)
+LIMITS = Limits(max_inputs=4, max_chars=200, max_queued=64, max_align_sentences=4)
 CASES = 200
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_headers_conformance, response_schema_conformance]
@@ -34,7 +34,8 @@ generated: Counter = Counter()  # cases sent, by operation
 def fuzzed_server(serving_dir, index_path):
     running = start_server(serving_dir, "--index", str(index_path), "--api-key", KEY,
                            "--max-inputs", str(LIMITS.max_inputs), "--max-chars",
-                           str(LIMITS.max_chars), "--max-queued", str(LIMITS.max_queued), key=KEY)
+                           str(LIMITS.max_chars), "--max-queued", str(LIMITS.max_queued),
+                           "--max-align-sentences", str(LIMITS.max_align_sentences), key=KEY)
     yield running
     running.stop()
 
@@ -60,7 +61,7 @@ def test_every_operation_was_fuzzed(fuzzed_server):
     document = requests.get(fuzzed_server.url + "/openapi.json", timeout=60).json()
     operations = {f"{method.upper()} {path}" for path, item in document["paths"].items()
                   for method in item}
-    assert len(operations) == 11
+    assert len(operations) == 12
     fewer = {operation: generated[operation] for operation in operations
              if generated[operation] < CASES}
     assert not fewer, f"operations fuzzed with fewer than {CASES} cases: {fewer}"
