@@ -3,10 +3,12 @@ sentences, one a line, streamed."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from ..errors import LaserError
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.text import batched, check_input, count_lines, read_lines
 from ..progress import progress_bar, shows_progress
 from ..text.languages import AUTO, UnknownLanguage, resolve
@@ -18,12 +20,14 @@ BATCH = 1000  # lines identified at a time with --lang auto
 @dataclass(frozen=True)
 class SplitOptions:
     """How `split_file` runs: the language (`auto`: each line's own, identified), whether each
-    sentence is prefixed by its input line's number, which language-ID model for `auto`."""
+    sentence is prefixed by its input line's number, which language-ID model for `auto`, what
+    becomes of lines that are not UTF-8 text (`bad_lines`: fail, skip or replace)."""
 
     lang: str
     with_line: bool = False
     lid_model: Optional[str] = None
     progress: bool = True
+    bad_lines: BadLines = field(default_factory=BadLines)
 
 
 @dataclass(frozen=True)
@@ -41,13 +45,16 @@ def split_file(input_path: str, output_path: str, options: SplitOptions) -> Spli
     """Write the sentences of each line of `input_path` ('-': stdin) to `output_path` ('-':
     stdout; a file appears only when complete), one a line, in order."""
     check_input(input_path)
+    if options.with_line and options.bad_lines.policy == "skip":
+        raise LaserError("--bad-lines skip with --with-line would number the lines kept, not "
+                         "the input's: use --bad-lines replace")
     if options.lang != AUTO:
         resolve(options.lang)  # an unknown language is refused before anything is read
     started, lines, sentences = time.perf_counter(), 0, 0
     total = count_lines(input_path) if shows_progress(options.progress) else None
     with atomic_text_output(output_path) as out, progress_bar(
             options.progress, total=total, unit=" lines", desc="split") as bar:
-        for batch in batched(read_lines(input_path), BATCH):
+        for batch in batched(read_lines(input_path, options.bad_lines), BATCH):
             for line, lang in zip(batch, _languages(batch, options)):
                 lines += 1
                 prefix = f"{lines}\t" if options.with_line else ""

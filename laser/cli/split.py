@@ -8,7 +8,7 @@ import click
 from ..errors import LaserError
 from .common import examples, main
 from .document_options import document_options
-from .options import lid_model_option
+from .options import bad_lines_option, lid_model_option, say_bad_lines
 
 
 @main.command(epilog=examples(
@@ -24,12 +24,14 @@ from .options import lid_model_option
 @click.option("--with-line", is_flag=True,
               help="Prefix each sentence with the number of its input line (from 1) and a tab.")
 @lid_model_option
+@bad_lines_option()
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
 @document_options(split_default=None)
 @click.option("--provenance", is_flag=True,
               help="Follow each sentence with its file, document (URL or record id), paragraph "
                    "and sentence number, tab-separated (docs/documents.md).")
-def split(input_path, lang, output, with_line, lid_model, quiet, documents, provenance):
+def split(input_path, lang, output, with_line, lid_model, bad_lines, quiet, documents,
+          provenance):
     """Split each line of INPUT ('-' for stdin) into its sentences, one a line, in order; a
     sentence keeps its text exactly (the spaces between sentences go). A blank line gives no
     sentence (with --with-line, the numbers show which lines gave which sentences).
@@ -49,6 +51,8 @@ def split(input_path, lang, output, with_line, lid_model, quiet, documents, prov
         return
     from ..apps.split import SplitOptions, split_file
     report = split_file(input_path, output, SplitOptions(lang, with_line, lid_model,
-                                                         progress=not quiet))
+                                                         progress=not quiet,
+                                                         bad_lines=bad_lines))
+    say_bad_lines(bad_lines)
     if not quiet:
         click.echo(report.summary(), err=True)

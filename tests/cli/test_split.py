@@ -56,3 +56,16 @@ def test_the_installed_command_runs_end_to_end(tmp_path):
     done = subprocess.run([sys.executable, "-m", "laser", "split", str(source), "--lang", "en",
                            "--with-line"], capture_output=True, text=True, check=True)
     assert done.stdout == "1\tHello there.\n1\tHow are you?\n"
+
+
+def test_bad_lines_skip_drops_and_replace_decodes_invalid_lines(tmp_path):
+    source = tmp_path / "bad.txt"
+    source.write_bytes(b"Fine. Good.\n\xff broken. Still.\nLast one.\n")
+    skipped = laser_ok("split", source, "--lang", "en", "--bad-lines", "skip")
+    assert skipped.stdout.splitlines() == ["Fine.", "Good.", "Last one."]
+    assert f"{source}:2" in skipped.stderr
+    replaced = laser_ok("split", source, "--lang", "en", "--bad-lines", "replace", "-q")
+    assert replaced.stdout.splitlines() == ["Fine.", "Good.", "\ufffd broken.", "Still.",
+                                            "Last one."]
+    assert "--bad-lines replace" in one_error_line(
+        run_laser("split", source, "--lang", "en", "--bad-lines", "skip", "--with-line"))
