@@ -65,16 +65,23 @@ def main() -> None:
     parser.add_argument("data", type=Path, help="Vecalign's bleualign_data folder")
     parser.add_argument("--cache", type=Path, default=Path("bench/out/align"))
     parser.add_argument("--deletion-percentiles", type=float, nargs="*", default=[],
-                        help="also score these deletion percentiles (a dev sweep)")
+                        help="also score these deletion percentiles (a sweep: choose on dev)")
+    parser.add_argument("--size-penalties", type=float, nargs="*", default=[],
+                        help="also score these size penalties, with each deletion percentile")
     args = parser.parse_args()
     print("| options | split | strict P / R / F1 | lax P / R / F1 | align s |")
     print("|---|---|---|---|---:|")
-    variants = [AlignOptions()] + [replace(AlignOptions(), deletion_percentile=value)
-                                   for value in args.deletion_percentiles]
+    default = AlignOptions()
+    variants = [default] + [
+        replace(default, size_penalty=penalty, deletion_percentile=percentile)
+        for penalty in args.size_penalties or [default.size_penalty]
+        for percentile in args.deletion_percentiles or [default.deletion_percentile]
+        if (penalty, percentile) != (default.size_penalty, default.deletion_percentile)]
     for options in variants:
         for split in ("dev", "test"):
             s, seconds = evaluate(args.data, args.cache, split, options)
-            print(f"| max_bead {options.max_bead}, deletion {options.deletion_percentile} | "
+            print(f"| max_bead {options.max_bead}, size penalty {options.size_penalty}, "
+                  f"deletion {options.deletion_percentile} | "
                   f"{split} | {s.precision_strict:.3f} / {s.recall_strict:.3f} / "
                   f"{s.f1_strict:.3f} | {s.precision_lax:.3f} / {s.recall_lax:.3f} / "
                   f"{s.f1_lax:.3f} | {seconds:.2f} |", flush=True)

@@ -42,9 +42,9 @@ class AlignOptions:
     seed: the random samples' seed (the alignment is deterministic)."""
 
     max_bead: int = 4
-    size_penalty: float = 0.0
+    size_penalty: float = 0.15
     length_weight: float = 0.0
-    deletion_percentile: float = 2.0
+    deletion_percentile: float = 5.0
     samples: int = 20
     band: int = 8
     full_cells: int = 250_000

@@ -12,6 +12,7 @@ from .beads import AlignOptions
 from .overlaps import Overlaps
 
 FLOOR = 1e-6  # the least normaliser (a document of one repeated sentence)
+OFF_DIAGONAL = 0.2  # how far apart (in relative position) the pairs pricing a deletion are
 
 
 @dataclass
@@ -39,11 +40,18 @@ class BeadCosts:
         return np.maximum(1 - (side.vectors @ sample.T).mean(axis=2), FLOOR)
 
     def _deletion_cost(self, rng: np.random.Generator) -> float:
-        """The percentile of the costs of random 1-1 beads that an insertion or deletion costs."""
+        """The percentile of the costs of random 1-1 beads that an insertion or deletion costs.
+        The random pairs are drawn away from the diagonal (their relative positions in the two
+        documents at least OFF_DIAGONAL apart): in a short document, pairs drawn anywhere are
+        often true translations, and deleting would cost as little as aligning."""
         if not len(self.src) or not len(self.trg):
             return 1.0
         count = max(self.options.samples * 50, 1000)
         i, j = rng.integers(0, len(self.src), count), rng.integers(0, len(self.trg), count)
+        far = np.abs(i / len(self.src) - j / len(self.trg)) >= OFF_DIAGONAL
+        if not far.any():
+            return 1.0  # the mean cost of a random pair, as the normalisation makes it
+        i, j = i[far], j[far]
         cosines = np.einsum("nd,nd->n", self.src.vectors[0, i], self.trg.vectors[0, j])
         costs = self.combine(cosines, 1, 1, i, j)
         return float(np.percentile(costs, self.options.deletion_percentile))
