@@ -6,6 +6,7 @@ import click
 from ..errors import LaserError
 from .align_many import align_many, many_documents_options, many_settings
 from .common import examples, main, model_options
+from .document_options import document_options
 from .options import quiet_option, side_model_options
 
 
@@ -32,17 +33,20 @@ from .options import quiet_option, side_model_options
 @click.option("--min-score", type=click.FloatRange(-1.0, 1.0), default=None,
               help="Leave beads of a lower score (cosine) out of tsv and jsonl, and count them.")
 @many_documents_options
+@document_options()
 @model_options
 @quiet_option
 def align_command(src_path, trg_path, src_lang, trg_lang, src_model, trg_model, output, format_,
-                  max_bead, min_score, quiet, many, model):
+                  max_bead, min_score, quiet, many, documents, model):
     """Align the sentences of SRC and TRG, two documents that translate each other (one sentence
-    a line): monotone beads of 1-1, 1-N, N-1 and N-M sentences, insertions and deletions
-    (docs/alignment.md)."""
+    a line; with --split-sentences, one paragraph a line): monotone beads of 1-1, 1-N, N-1 and
+    N-M sentences, insertions and deletions (docs/alignment.md)."""
     from ..align.beads import AlignOptions
     from ..align.files import OutputOptions, align_files
     from ..align.models import side_embedders
     if many.wanted(src_path, trg_path):
+        if documents.split:
+            raise LaserError("--split-sentences goes with one document pair (SRC and TRG files)")
         return align_many(src_path, trg_path, output, many_settings(
             model, (src_lang, trg_lang), (src_model, trg_model), (src_path, trg_path),
             AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score)), many, quiet)
@@ -51,7 +55,10 @@ def align_command(src_path, trg_path, src_lang, trg_lang, src_model, trg_model, 
     output = output or "-"
     embedders = side_embedders(model, (src_lang, trg_lang), (src_model, trg_model),
                                (src_path, trg_path), notes=not quiet)
-    report = align_files(src_path, trg_path, output, embedders, AlignOptions(max_bead=max_bead),
-                         OutputOptions(format_, min_score))
+    from ..cleaning.sentences import sentence_input
+    with sentence_input(src_path, documents.in_language(src_lang)) as src_sentences, \
+            sentence_input(trg_path, documents.in_language(trg_lang)) as trg_sentences:
+        report = align_files(src_sentences, trg_sentences, output, embedders,
+                             AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score))
     if not quiet:
         click.echo(f"laser align: {report.summary()}", err=True)

@@ -139,3 +139,19 @@ def test_laser_align_end_to_end_and_bad_input(tmp_path):
     nul.write_bytes(b"Fine.\nNUL\x00here\n")
     assert f"{nul}:2" in one_error_line(run_laser("align", src, nul, "--src-lang", "de",
                                                   "--trg-lang", "en"))
+
+
+def test_split_sentences_aligns_paragraph_files(tmp_path):
+    src, trg = tmp_path / "de.txt", tmp_path / "en.txt"
+    src.write_text("Das Haus ist rot. Ich trinke gern Kaffee.\nWo ist der Bahnhof?\n",
+                   encoding="utf-8")
+    trg.write_text("The house is red.\nI like drinking coffee. Where is the station?\n",
+                   encoding="utf-8")
+    rows = laser_ok("align", src, trg, "--src-lang", "de", "--trg-lang", "en",
+                    "--split-sentences", "-q").stdout.splitlines()
+    assert [row.split("\t")[:2] for row in rows] == [
+        ["Das Haus ist rot.", "The house is red."],
+        ["Ich trinke gern Kaffee.", "I like drinking coffee."],
+        ["Wo ist der Bahnhof?", "Where is the station?"]]
+    assert "one document pair" in one_error_line(run_laser(
+        "align", "--pairs", src, "--src-lang", "de", "--trg-lang", "en", "--split-sentences"))
