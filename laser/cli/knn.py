@@ -63,7 +63,8 @@ def build(source, output, factory, metric, train_size, dim, fp16, lang, quiet, d
     from ..search.index import IndexMeta, build_index, save_index
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
     from ..search.vectors import Vectors
-    check_outputs({"--output": output, **sidecar_outputs("--output", output)})
+    check_outputs({"--output": output, **sidecar_outputs("--output", output),
+                   "--sentences-out": sentences_out})
     check_binary_output(output, "FAISS indexes")
     encoder = encoder_loader(model, lang, source=source) if lang else None
     if not lang and (documents.split or sentences_out):

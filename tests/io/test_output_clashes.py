@@ -88,7 +88,12 @@ def test_dev_null_takes_several_outputs(tmp_path):
     (lambda out, other: ("score", ENGLISH, ENGLISH, "--src-embeddings", ENGLISH_NPY,
                          "--trg-embeddings", ENGLISH_NPY, "-o", "-", "--histogram", out,
                          "--png", other), "--histogram", "--png"),
-], ids=["dedup-kept-ids", "dedup-report", "score-histogram", "score-png"])
+    (lambda out, other: ("embed", ENGLISH, "--lang", "en", *MODEL, "--split-sentences", "-o",
+                         out, "--sentences-out", other), "--output", "--sentences-out"),
+    (lambda out, other: ("knn", "build", ENGLISH, "--lang", "en", *MODEL, "--split-sentences",
+                         "-o", out, "--sentences-out", other), "--output", "--sentences-out"),
+], ids=["dedup-kept-ids", "dedup-report", "score-histogram", "score-png", "embed-sentences-out",
+        "knn-build-sentences-out"])
 def test_every_command_of_several_outputs_refuses_two_in_one_file(tmp_path, command, first,
                                                                   second):
     output = tmp_path / "out.txt"
