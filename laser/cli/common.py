@@ -248,3 +248,17 @@ def hold_work_dir_until_done(directory) -> None:
 def examples(*lines: str) -> str:
     """A help epilog of example command lines, printed as written."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def human_size(size: Optional[int]) -> str:
+    """Bytes as B, KiB, MiB or GiB with one decimal; '?' when unknown."""
+    if size is None:
+        return "?"
+    if size < 1024:
+        return f"{size} B"
+    value, unit = size / 1024, "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .common import examples, main
-from .options import human_size
+from .common import examples, human_size, main
 
 
 @main.command(epilog=examples(

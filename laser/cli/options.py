@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Optional
 
 import click
 
 from ..errors import LaserError
 from ..io.bad_lines import BAD_LINE_POLICIES, BadLines
+from .common import human_size
 
 dim_option = click.option("--dim", type=click.IntRange(min=1), default=None,
                           help="Dimension of raw headerless embeddings (default: from their .json "
@@ -131,20 +131,6 @@ lid_min_prob_option = click.option(
     "--lid-min-prob", type=click.FloatRange(0, 1), default=0.0, show_default=True, metavar="P",
     help="With --lid-filter: a side whose language is identified with a probability below P "
          "counts as not identified (its pair is dropped).")
-
-
-def human_size(size: Optional[int]) -> str:
-    """Bytes as B, KiB, MiB or GiB with one decimal; '?' when unknown."""
-    if size is None:
-        return "?"
-    if size < 1024:
-        return f"{size} B"
-    value, unit = size / 1024, "KiB"
-    for bigger in ("MiB", "GiB"):
-        if value < 1024:
-            break
-        value, unit = value / 1024, bigger
-    return f"{value:.1f} {unit}"
 
 
 def say_kept_work(root: str | os.PathLike) -> bool:

@@ -109,7 +109,10 @@ def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
             "--work-dir", str(work))
     result = _embed(*args)
     assert result.exit_code == 1
-    assert result.output == f"laser: error: {source}:21: invalid UTF-8 at byte 4\n"
+    kept, error = result.output.splitlines()
+    assert error == f"laser: error: {source}:21: invalid UTF-8 at byte 4"
+    assert kept.startswith(f"laser: kept the finished work in {work} (") and kept.endswith(
+        f"): the same command resumes from it; rm -r {work} removes it")
     assert not output.exists()
     # all 4 shards were running on the 2 workers (2 tasks each): the good ones finished
     assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "2", "3"]

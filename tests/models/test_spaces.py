@@ -123,7 +123,7 @@ def test_an_embeddings_file_without_sidecar_is_mined_with_a_warning(official_mod
     ok("embed", text, "-o", tmp_path / "ig.npy", "-l", "ig", "-q")
     np.save(tmp_path / "raw.npy", np.load(tmp_path / "ig.npy"))
     result = ok("mine", text, text, "--src-embeddings", tmp_path / "ig.npy", "--trg-embeddings",
-                tmp_path / "raw.npy", "-o", "-")
+                tmp_path / "raw.npy", "-o", "-", "-q")
     warning, = result.stderr.splitlines()
     assert warning.startswith("laser: warning: no sidecar records the model of ")
     assert warning.endswith("raw.npy share an embedding space")
