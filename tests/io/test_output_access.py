@@ -5,6 +5,7 @@ the user running the tests, and, where that is root, again as `nobody` in a fork
 dropped root (a fork, not a new interpreter: it needs no access to where Python lives)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import stat
@@ -184,7 +185,9 @@ def test_as_nobody_a_read_only_output_is_refused(shared_dir):
     assert (untouched(own), untouched(roots)) == before
 
 
-@pytest.mark.parametrize("command", ["index", "embeddings", "graph"])
+@pytest.mark.parametrize("command", ["index", "embeddings", pytest.param("graph", marks=(
+    pytest.mark.skipif(importlib.util.find_spec("scipy") is None,
+                       reason="laser knn graph needs scipy (not in the light install)")))])
 def test_a_new_sidecar_gets_the_mode_and_group_of_its_output(tmp_path, umask, command):
     """A private output gets a private record: 0600 beside 0600 (not 0644 from the umask)."""
     group = settable_group()
