@@ -14,7 +14,7 @@ PACKAGE = ROOT / "laser"
 # package, its compatibility and demo modules) may use any of them.
 SHARED = {"errors", "version", "optional", "progress"}
 STAGES = ["io", "text", "subwords", "models", "lid", "runtime", "encoder", "pipeline", "search",
-          "mining", "eval", "apps", "training", "distributed", "serving"]
+          "mining", "align", "eval", "apps", "training", "distributed", "serving"]
 INTERFACES = {"cli", "__init__", "__main__", "laser_encoders", "demo", "integrations"}
 # What `from laser import NAME` gives, by the stage that defines it.
 PACKAGE_NAMES = {"Encoder": "encoder", "LaserError": "errors", "__version__": "version",
