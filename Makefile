@@ -19,7 +19,7 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py \
 	tests/io/test_sources.py tests/mining/test_unify.py tests/mining/test_mine_many_files.py \
 	tests/mining/test_same_results.py tests/cli/test_many_inputs.py tests/io/test_stacked_rows.py \
 	tests/lid/test_lid.py tests/lid/test_language_filter.py tests/lid/test_lang_auto.py \
-	tests/lid/test_predictor.py
+	tests/lid/test_predictor.py tests/align/test_align.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline

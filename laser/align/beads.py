@@ -44,7 +44,7 @@ class AlignOptions:
     max_bead: int = 5
     size_penalty: float = 0.25
     length_weight: float = 0.6
-    deletion_percentile: float = 5.0
+    deletion_percentile: float = 8.0
     samples: int = 20
     band: int = 8
     full_cells: int = 250_000
