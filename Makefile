@@ -27,7 +27,8 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 	tests/align/test_pair_documents.py tests/align/test_aligner.py \
 	tests/io/test_output_clashes.py tests/mining/test_work_dir_lock.py \
 	tests/cli/test_one_error_format.py tests/io/test_bad_lines.py \
-	tests/mining/test_mine_progress.py tests/test_interrupt.py
+	tests/mining/test_mine_progress.py tests/test_interrupt.py \
+	tests/align/test_align.py
 # The language-ID recipe trains with the full fastText package, which installs the same `fasttext`
 # module as fasttext-predict (the tests' oracle of laser's own predictor, not in the light install):
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline

@@ -29,7 +29,7 @@ class AlignOptions:
     """How `align_embeddings` aligns two documents (defaults tuned on Bleualign's dev document,
     docs/alignment.md).
 
-    max_bead: the most sentences a bead holds, both sides together (1-3, 2-2 and 3-1 with 4);
+    max_bead: the most sentences a bead holds, both sides together (1-4, 2-3, 3-2 and 4-1 with 5);
     size_penalty: the cost added per sentence beyond a 1-1 bead;
     length_weight: the weight of the length term, |log of the bead's character length ratio
       minus the documents' own|;
@@ -41,10 +41,10 @@ class AlignOptions:
       is done;
     seed: the random samples' seed (the alignment is deterministic)."""
 
-    max_bead: int = 4
-    size_penalty: float = 0.15
-    length_weight: float = 0.0
-    deletion_percentile: float = 5.0
+    max_bead: int = 5
+    size_penalty: float = 0.25
+    length_weight: float = 0.6
+    deletion_percentile: float = 8.0
     samples: int = 20
     band: int = 8
     full_cells: int = 250_000

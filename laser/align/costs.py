@@ -12,7 +12,6 @@ from .beads import AlignOptions
 from .overlaps import Overlaps
 
 FLOOR = 1e-6  # the least normaliser (a document of one repeated sentence)
-OFF_DIAGONAL = 0.2  # how far apart (in relative position) the pairs pricing a deletion are
 
 
 @dataclass
@@ -28,7 +27,8 @@ class BeadCosts:
         rng = np.random.default_rng(self.options.seed)
         self.src_norms = self._norms(self.src, self.trg, rng)
         self.trg_norms = self._norms(self.trg, self.src, rng)
-        self.log_ratio = float(np.log((self.src.chars.sum() + 1) / (self.trg.chars.sum() + 1)))
+        self.log_ratio = float(np.log((self.src.chars.mean() + 1) / (self.trg.chars.mean() + 1))
+                               if len(self.src) and len(self.trg) else 0.0)
         self.skip = self._deletion_cost(rng)
 
     def _norms(self, side: Overlaps, other: Overlaps, rng: np.random.Generator) -> np.ndarray:
@@ -40,18 +40,17 @@ class BeadCosts:
         return np.maximum(1 - (side.vectors @ sample.T).mean(axis=2), FLOOR)
 
     def _deletion_cost(self, rng: np.random.Generator) -> float:
-        """The percentile of the costs of random 1-1 beads that an insertion or deletion costs.
-        The random pairs are drawn away from the diagonal (their relative positions in the two
-        documents at least OFF_DIAGONAL apart): in a short document, pairs drawn anywhere are
-        often true translations, and deleting would cost as little as aligning."""
-        if not len(self.src) or not len(self.trg):
+        """The percentile of the costs of random 1-1 beads that an insertion or deletion costs:
+        pairs away from the diagonal (a tenth of the target, or 2 sentences), where few
+        translations lie, unless the documents are too short to have any."""
+        n, m = len(self.src), len(self.trg)
+        if not n or not m:
             return 1.0
         count = max(self.options.samples * 50, 1000)
-        i, j = rng.integers(0, len(self.src), count), rng.integers(0, len(self.trg), count)
-        far = np.abs(i / len(self.src) - j / len(self.trg)) >= OFF_DIAGONAL
-        if not far.any():
-            return 1.0  # the mean cost of a random pair, as the normalisation makes it
-        i, j = i[far], j[far]
+        i, j = rng.integers(0, n, count), rng.integers(0, m, count)
+        away = np.abs(j - (i + 0.5) * m / n) >= max(2.0, m / 10)
+        if away.any():
+            i, j = i[away], j[away]
         cosines = np.einsum("nd,nd->n", self.src.vectors[0, i], self.trg.vectors[0, j])
         costs = self.combine(cosines, 1, 1, i, j)
         return float(np.percentile(costs, self.options.deletion_percentile))

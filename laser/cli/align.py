@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from ..align.beads import AlignOptions
 from ..errors import LaserError
 from .align_many import align_many, many_documents_options, many_settings
 from .common import examples, main, model_options
@@ -28,8 +29,10 @@ from .options import quiet_option, side_model_options
               default="tsv", show_default=True,
               help="tsv: source text, target text, score a bead; vecalign: Vecalign's ladder "
                    "[i, j]:[k]:COST (0-based); jsonl: indices, texts and score.")
-@click.option("--max-bead", type=click.IntRange(min=2, max=10), default=4, show_default=True,
-              help="The most sentences of a bead, both sides together (4: up to 1-3, 2-2, 3-1).")
+@click.option("--max-bead", type=click.IntRange(min=2, max=10), default=AlignOptions.max_bead,
+              show_default=True,
+              help="The most sentences of a bead, both sides together (5: up to 1-4, 2-3, 3-2, "
+                   "4-1); each run of up to MAX_BEAD - 1 sentences is embedded.")
 @click.option("--min-score", type=click.FloatRange(-1.0, 1.0), default=None,
               help="Leave beads of a lower score (cosine) out of tsv and jsonl, and count them.")
 @many_documents_options
@@ -41,7 +44,6 @@ def align_command(src_path, trg_path, src_lang, trg_lang, src_model, trg_model, 
     """Align the sentences of SRC and TRG, two documents that translate each other (one sentence
     a line; with --split-sentences, one paragraph a line): monotone beads of 1-1, 1-N, N-1 and
     N-M sentences, insertions and deletions (docs/alignment.md)."""
-    from ..align.beads import AlignOptions
     from ..align.files import OutputOptions, align_files
     from ..align.models import side_embedders
     if many.wanted(src_path, trg_path):
