@@ -80,7 +80,8 @@ def main() -> None:
     for options in variants:
         for split in ("dev", "test"):
             s, seconds = evaluate(args.data, args.cache, split, options)
-            print(f"| max_bead {options.max_bead}, size penalty {options.size_penalty}, "
+            print(f"| max_bead {options.max_bead}, length {options.length_weight}, "
+                  f"size penalty {options.size_penalty}, "
                   f"deletion {options.deletion_percentile} | "
                   f"{split} | {s.precision_strict:.3f} / {s.recall_strict:.3f} / "
                   f"{s.f1_strict:.3f} | {s.precision_lax:.3f} / {s.recall_lax:.3f} / "
