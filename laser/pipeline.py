@@ -259,15 +259,17 @@ def language_fields(options: EmbedOptions, counts: Counter, files: ModelFiles,
                 languages=language_models(counts, files, fallback))
 
 
-def check_embed_job(input_path: str, output_path: str, options: EmbedOptions) -> None:
+def check_embed_job(input_path: str, output_path: str, options: EmbedOptions,
+                    sentences_out: Optional[str] = None) -> None:
     """Refuse, before any work, a bad input, --lang-out without --lang auto, and outputs (the
-    embeddings, their sidecar, --lang-out) that cannot be written or of which two are one."""
+    embeddings, their sidecar, --lang-out, --sentences-out) that cannot be written or of which
+    two are one."""
     check_input(input_path)
     if options.lang_out and options.lang != AUTO:
         raise LaserError("--lang-out goes with --lang auto")
     check_outputs({"--output": output_path,
                    **(sidecar_outputs("--output", output_path) if options.provenance else {}),
-                   "--lang-out": options.lang_out})
+                   "--lang-out": options.lang_out, "--sentences-out": sentences_out})
 
 
 def _write_behind(writer: EmbeddingWriter, chunks: Iterator[np.ndarray]) -> None:

@@ -67,11 +67,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
         raise LaserError("--pooling goes with --documents")
     embed_options = EmbedOptions(lang, fmt, fp16, progress=not quiet, provenance=provenance,
                                  lang_out=lang_out, bad_lines=bad_lines)
-    check_embed_job(input_path, output, embed_options)
-    if sentences_out:
-        from ..io.outputs import check_outputs
-        check_outputs({"--output": output, "--lang-out": lang_out,
-                       "--sentences-out": sentences_out})
+    check_embed_job(input_path, output, embed_options, sentences_out)
     check_binary_output(output, f"embeddings ({fmt})")
     with sentence_input(input_path, inputs.in_language(lang), work_dir(output),
                         sentences_out) as sentences:
