@@ -238,8 +238,10 @@ def mine_in_stages(sources: tuple[EmbeddingSource, EmbeddingSource],
     """Run (or resume) every stage of `laser mine` up to the retrieved pairs; a side with
     `cleaning` is first read as documents and cleaned."""
     staged = StagedMine(work)
-    for source in sources:
-        check_side_input(source.text)  # before any work: a missing file, a glob matching nothing
+    for source in sources:  # before any work: a missing file, a glob matching nothing,
+        check_side_input(source.text)  # damaged precomputed embeddings
+        if source.embeddings:
+            open_embeddings(source.embeddings, source.dim, source.fp16)
     cleaned = [_cleaned(staged, side, source.text, how)
                for side, source, how in zip(SIDES, sources, cleaning)]
     splits = [staged.split(side, done.spec if done else source.text, corpus)

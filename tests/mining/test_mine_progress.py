@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -93,8 +94,9 @@ def test_an_error_after_finished_work_says_where_it_was_kept(folder, tmp_path):
     assert failed.said == [f"laser: error: {bad}:601: invalid UTF-8 at byte 4 (--bad-lines skip "
                            "drops such lines or replace decodes them with U+FFFD)"]
     assert not hidden.exists()
-    bad.write_bytes((CORPUS / "src.txt").read_bytes())  # now the source splits; trg rows do not
-    (folder / "trg.npy").write_bytes(b"damaged")
+    # now the sides split; trg's rows, too few for its lines, are found once it is split
+    bad.write_bytes((CORPUS / "src.txt").read_bytes())
+    np.save(folder / "trg.npy", np.load(folder / "trg.npy")[:5])
     failed = _mine(folder, src=bad)
     assert failed.exit_code == 1
     *progress, kept, error = failed.said
