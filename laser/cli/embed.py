@@ -75,9 +75,6 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
             if documents:
                 raise LaserError("--documents does not run on --ray yet; embed documents in one "
                                  "process")
-            if bad_lines.policy != "fail":
-                raise LaserError("--bad-lines replace does not run on --ray yet; embed in one "
-                                 "process")
             from ..distributed.ray_runner import default_work_dir, embed_file_on_ray
             try:
                 report, run = embed_file_on_ray(encoder_spec(model, lang, quiet), sentences,

@@ -104,7 +104,7 @@ class EmbedWorker:
         """What the embedding report records about this worker's model."""
         return encoder_fields(self.encoder)
 
-    def embed(self, job: ShardJob) -> int:
+    def embed(self, job: ShardJob) -> dict:
         return embed_shard(self.encoder, job)
 
 
@@ -238,12 +238,14 @@ def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
         manifest.encoder = fields
         manifest.save()
         jobs = [ShardJob(shard, str(manifest.shard_path(shard)), options.lang, dtype.name,
-                         options.chunk_lines, manifest.languages_path(shard))
+                         options.chunk_lines, manifest.languages_path(shard),
+                         options.bad_lines.policy)
                 for shard in missing]
         with tqdm(total=len(jobs), unit="shard", disable=None if options.progress else True,
                   leave=False) as bar:
-            def done(job: ShardJob, rows: int) -> None:
-                manifest.mark_done(job.shard)
+            def done(job: ShardJob, value: dict) -> None:
+                found = value["bad_lines"]
+                manifest.mark_done(job.shard, found if found["count"] else None)
                 run.computed.append(job.shard.index)
                 bar.update()
             run_jobs(actors, jobs, lambda actor, job: actor.embed.remote(job), done)
@@ -254,9 +256,12 @@ def _embed_missing(spec: EncoderSpec, options: EmbedOptions,
 def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options: EmbedOptions,
               dtype: np.dtype, spec: EncoderSpec) -> EmbedReport:
     """Concatenate the shard files into the output, and with lang `auto` their languages into
-    `options.lang_out`, written atomically as `embed_file` does."""
+    `options.lang_out`, written atomically as `embed_file` does; the shards' lines that were
+    not UTF-8 text are counted in `options.bad_lines` in their order, as one process reads
+    them."""
     fields = manifest.encoder
     counts: Counter = Counter()
+    bad = options.bad_lines
     with EmbeddingWriter(output_path, fields["dim"], fmt=options.fmt, dtype=dtype) as writer, \
             languages_output(options.lang_out) as languages:
         for shard in shards:
@@ -268,9 +273,11 @@ def _assemble(manifest: Manifest, shards: list[Shard], output_path: str, options
                 writer.write(rows[start:start + COPY_ROWS])
             if manifest.languages_path(shard):
                 _copy_languages(manifest.languages_path(shard), shard, counts, languages)
+            bad.merge(**manifest.bad_lines(shard))
     return EmbedReport(output=str(output_path), rows=writer.rows, dtype=dtype.name,
                        format=options.fmt, lang=options.lang, **fields,
-                       **language_fields(options, counts, spec.files, spec.lang_fallback))
+                       **language_fields(options, counts, spec.files, spec.lang_fallback),
+                       bad_lines=bad.record() if bad.policy != "fail" else None)
 
 
 def _copy_languages(path: str, shard: Shard, counts: Counter, out: Optional[TextIO]) -> None:

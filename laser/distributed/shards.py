@@ -30,7 +30,8 @@ def content_digest() -> "hashlib._Hash":
 class Shard:
     """Lines `start` to `stop` (0-based, stop excluded) of the file at `path` (absolute): `size`
     bytes from byte `offset` of its text (decompressed), whose content hash is `digest`; `index`
-    counts the shards of the whole input."""
+    counts the shards of the whole input; `shown` is the file as the user named it, for
+    messages (default: `path`)."""
 
     path: str
     index: int
@@ -39,6 +40,12 @@ class Shard:
     offset: int
     size: int
     digest: str
+    shown: str = ""
+
+    @property
+    def file_name(self) -> str:
+        """The file as messages name it."""
+        return self.shown or self.path
 
     @property
     def lines(self) -> int:
@@ -57,6 +64,7 @@ class _Planner:
     path: str
     shard_lines: int
     first_index: int
+    shown: str = ""
     shards: list[Shard] = field(default_factory=list)
     start_line: int = 0
     offset: int = 0
@@ -93,7 +101,7 @@ class _Planner:
     def _close(self) -> None:
         self.shards.append(Shard(self.path, self.first_index + len(self.shards), self.start_line,
                                  self.start_line + self.lines, self.offset, self.size,
-                                 self.digest.hexdigest()))
+                                 self.digest.hexdigest(), self.shown))
         self.start_line += self.lines
         self.offset += self.size
         self.size, self.lines = 0, 0
@@ -110,7 +118,7 @@ def plan_shards(spec: str, shard_lines: int) -> list[Shard]:
         if path == STDIN or not os.path.isfile(path):
             raise LaserError(f"{display_name(path)}: a distributed job reads regular files (not "
                              "stdin or a pipe) that every node can see")
-        planner = _Planner(os.path.abspath(path), shard_lines, len(shards))
+        planner = _Planner(os.path.abspath(path), shard_lines, len(shards), path)
         for block in file_blocks(path, READ_BLOCK):
             planner.feed(block)
         shards += planner.finish()
@@ -123,7 +131,7 @@ def read_shard(shard: Shard) -> bytes:
     digest = content_digest()
     digest.update(data)
     if digest.hexdigest() != shard.digest:
-        raise LaserError(f"{shard.path}: lines {shard.start + 1}-{shard.stop} changed while the "
+        raise LaserError(f"{shard.file_name}: lines {shard.start + 1}-{shard.stop} changed while the "
                          "job ran; run it again")
     return data
 
@@ -134,7 +142,9 @@ MANIFEST = "manifest.json"
 @dataclass
 class Manifest:
     """The work directory's record of finished shards (`manifest.json`): the job they belong to
-    (model sha256 and options) and, per shard, its line range, content digest and rows.
+    (model sha256 and options) and, per shard, its line range and content digest, and the
+    lines of it that are not UTF-8 text that --bad-lines replace decoded (counted, the first
+    few named, for the report of a resumed run).
 
     Only the driver writes it, atomically, after every finished shard; a record counts only
     for the same job, the same lines with the same digest, and a shard file still present.
@@ -169,13 +179,21 @@ class Manifest:
     def is_done(self, shard: Shard) -> bool:
         record = self.done.get(shard.index)
         languages = self.languages_path(shard)
-        return (record is not None and record == _shard_record(shard)
+        expected = _shard_record(shard)
+        return (record is not None and {key: record.get(key) for key in expected} == expected
                 and self.shard_path(shard).is_file()
                 and (languages is None or os.path.isfile(languages)))
 
-    def mark_done(self, shard: Shard) -> None:
-        self.done[shard.index] = _shard_record(shard)
+    def mark_done(self, shard: Shard, bad_lines: Optional[dict] = None) -> None:
+        """Record a finished shard, with the count and the first few names of its lines that
+        were not UTF-8 text (`bad_lines`: `count` and `named`, when it had any)."""
+        self.done[shard.index] = {**_shard_record(shard),
+                                  **({"bad_lines": bad_lines} if bad_lines else {})}
         self.save()
+
+    def bad_lines(self, shard: Shard) -> dict:
+        """The count and first few names of a finished shard's lines that were not UTF-8 text."""
+        return self.done.get(shard.index, {}).get("bad_lines") or {"count": 0, "named": []}
 
     def save(self) -> None:
         record = {"job": self.job, "encoder": self.encoder,

@@ -13,6 +13,7 @@ import numpy as np
 from .. import __version__
 from ..errors import LaserError
 from ..io.embeddings import EmbeddingWriter
+from ..io.bad_lines import EMBED_BAD_LINES, BadLines
 from ..io.sources import decode_lines
 from ..io.text import batched
 from ..lid.files import languages_output, write_batch
@@ -62,7 +63,8 @@ class EncoderSpec:
 class ShardJob:
     """Embed the lines of `shard` in `lang` into `output` (.npy of `dtype`), `chunk_lines` at a
     time as the single-process pipeline does; with lang `auto`, write the lines' identified
-    languages to `languages`."""
+    languages to `languages`. A line that is not UTF-8 text fails the job, or with `bad_lines`
+    `replace` is decoded with U+FFFD (`laser.io.bad_lines`)."""
 
     shard: Shard
     output: str
@@ -70,6 +72,7 @@ class ShardJob:
     dtype: str
     chunk_lines: int
     languages: Optional[str] = None
+    bad_lines: str = "fail"
 
 
 def pin_threads(threads: int) -> None:
@@ -86,18 +89,20 @@ def pin_threads(threads: int) -> None:
     threadpool_limits(threads)  # stays in force for the life of the worker
 
 
-def embed_shard(encoder: Encoder, job: ShardJob) -> int:
-    """Write the embeddings of one shard; returns its row count (one per line, always)."""
+def embed_shard(encoder: Encoder, job: ShardJob) -> dict:
+    """Write the embeddings of one shard: its row count (one per line, always) and its lines
+    that were not UTF-8 text (`bad_lines`: count and the first few named)."""
     shard = job.shard
     data = read_shard(shard)
-    lines = decode_lines(shard.path, io.BytesIO(data), shard.start + 1)
+    bad = BadLines(job.bad_lines, "--bad-lines", EMBED_BAD_LINES)
+    lines = decode_lines(shard.file_name, io.BytesIO(data), shard.start + 1, bad)
     with EmbeddingWriter(job.output, encoder.dim, fmt="npy", dtype=np.dtype(job.dtype)) as writer, \
             languages_output(job.languages) as languages:
         write_embeddings(encoder, lines, writer, job.lang, job.chunk_lines, languages)
         if writer.rows != shard.lines:
-            raise LaserError(f"{shard.path}: lines {shard.start + 1}-{shard.stop} gave "
+            raise LaserError(f"{shard.file_name}: lines {shard.start + 1}-{shard.stop} gave "
                              f"{writer.rows} rows, not {shard.lines}")
-    return writer.rows
+    return {"rows": writer.rows, "bad_lines": {"count": bad.count, "named": bad.named}}
 
 
 def write_embeddings(encoder: Encoder, lines: Iterable[str], writer: EmbeddingWriter, lang: str,

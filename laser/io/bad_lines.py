@@ -10,6 +10,7 @@ from typing import Optional
 from ..errors import LaserError, located
 
 BAD_LINE_POLICIES = ("fail", "skip", "replace")
+EMBED_BAD_LINES = ("fail", "replace")  # where every line keeps its row
 NAMED_LINES = 5  # the bad lines a report names; the others are counted
 REPLACEMENT = "\ufffd"
 

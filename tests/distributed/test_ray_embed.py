@@ -110,7 +110,8 @@ def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
     result = _embed(*args)
     assert result.exit_code == 1
     kept, error = result.output.splitlines()
-    assert error == f"laser: error: {source}:21: invalid UTF-8 at byte 4"
+    assert error == (f"laser: error: {source}:21: invalid UTF-8 at byte 4 (--bad-lines replace "
+                     "decodes them with U+FFFD)")
     assert kept.startswith(f"laser: kept the finished work in {work} (") and kept.endswith(
         f"): the same command resumes from it; rm -r {work} removes it")
     assert not output.exists()
@@ -124,6 +125,34 @@ def test_a_bad_line_stops_the_run_and_the_rerun_computes_only_missing_shards(
     # shards after the edited line moved in the file but kept their lines and bytes
     assert (output.read_bytes(), _sidecar(output)) == single
     assert sorted(json.loads((work / MANIFEST).read_text())["done"]) == ["0", "1", "2", "3"]
+
+
+def test_bad_lines_replace_gives_the_rows_and_the_record_of_one_process(ray_runtime, sentences,
+                                                                        tmp_path):
+    """--bad-lines replace on Ray: the bytes and the sidecar (its bad_lines record too) of one
+    process, and the same warning; a resumed run that reuses every shard reports them again."""
+    from laser.encoder import Encoder
+    from laser.io.bad_lines import BadLines
+    lines = open(sentences, "rb").read().split(b"\n")
+    lines[2] = b"caf\xe9"  # shard 0
+    lines[40] = b"nul \x00 byte"  # shard 2
+    source = tmp_path / "web.txt"
+    source.write_bytes(b"\n".join(lines))
+    single = tmp_path / "single.npy"
+    embed_file(Encoder.load(str(MODEL)), str(source), str(single),
+               EmbedOptions("fr", bad_lines=BadLines("replace", "--bad-lines")))
+    output, work = tmp_path / "ray.npy", tmp_path / "work"
+    args = (str(source), "-o", str(output), "--ray", "local", "--shard-lines", str(SHARD_LINES),
+            "--work-dir", str(work), "--bad-lines", "replace")
+    warning = (f"laser: warning: replaced bad bytes with U+FFFD in 2 lines that are not UTF-8 "
+               f"text (--bad-lines replace): {source}:3 (invalid UTF-8 at byte 4), {source}:41 "
+               "(contains a NUL byte; is this a text file?)")
+    for computed in ("4 shards computed, 0 reused", "0 shards computed, 4 reused"):
+        result = _embed(*args)
+        assert result.exit_code == 0, result.output
+        assert warning in result.stderr.splitlines() and computed in result.stderr
+        assert (output.read_bytes(), _sidecar(output)) == (single.read_bytes(), _sidecar(single))
+        assert _sidecar(output)["bad_lines"]["count"] == 2
 
 
 def test_a_resumed_run_with_other_options_recomputes_everything(ray_runtime, sentences,
