@@ -84,6 +84,39 @@ def test_a_resumed_run_says_what_was_already_done(folder):
     assert _mine(folder, "--work-dir", work, "-q").said == []
 
 
+@pytest.mark.slow
+def test_on_ray_the_progress_and_the_already_done_line_are_the_same(folder, ray_runtime):
+    """--ray on a real local runtime: the driver counts the shard tasks as they come back from
+    the workers, and says what a resumed run found done, as one process does."""
+    work = folder / "work"
+    first = _mine(folder, "--work-dir", work, "--ray", "local")
+    assert first.exit_code == 0, first.output
+    assert "laser: mine knn: 3/3 shards, " in "\n".join(first.said)
+    assert any(re.fullmatch(r"laser: mine margins: 6/6 shards, [0-9.e+]+ shards/s, done in "
+                            r"\d+:\d\d", line) for line in first.said), first.said
+    assert "resuming" not in first.stderr
+    assert first.said[-2].startswith(f"{CORPUS / 'src.txt'}: 600 lines, 600 sentences searched")
+    (work / "margins" / "fwd-000001.scores.npy").unlink()
+    again = _mine(folder, "--work-dir", work, "--ray", "local")
+    assert again.exit_code == 0, again.output
+    assert again.said[0] == (f"laser: mine: resuming in {work}: already done: src-split, "
+                             "trg-split, knn, bwd, margins (5 of 6 tasks)")
+    assert len(again.said) == 3 and again.said[-1].startswith("wrote ")
+    done = _mine(folder, "--work-dir", work, "--ray", "local")
+    assert done.said[0] == (f"laser: mine: resuming in {work}: already done: src-split, "
+                            "trg-split, knn, bwd, margins, runs, retrieve")
+    assert _mine(folder, "--work-dir", work, "--ray", "local", "-q").said == []
+    assert (folder / "out.tsv").read_bytes() == _one_process(folder)
+
+
+def _one_process(folder) -> bytes:
+    """The pairs of the same command in this process, on one thread as a one-core worker."""
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1):
+        assert _mine(folder, "--work-dir", folder / "alone", "-q").exit_code == 0
+    return (folder / "out.tsv").read_bytes()
+
+
 def test_an_error_after_finished_work_says_where_it_was_kept(folder, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes((CORPUS / "src.txt").read_bytes() + b"caf\xe9\n")
