@@ -11,8 +11,8 @@ import numpy as np
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
 from ..io.bad_lines import BadLines
-from ..io.sources import FAIL
-from ..io.text import count_lines, read_lines
+from ..io.sources import FAIL, numbered_file_lines
+from ..io.text import count_lines
 from ..search.approximate import ApproximateSearch
 from ..search.vectors import Neighbours, Vectors
 from .graph import self_neighbours
@@ -85,26 +85,35 @@ def check_lines(text_path: str, rows: int) -> None:
         raise LaserError(f"{text_path} has {lines} lines but there are {rows} embeddings")
 
 
+def kept_line_numbers(text_path: str, bad: BadLines) -> np.ndarray:
+    """The (0-based) numbers of the lines of `text_path` that `bad` keeps: the rows of a
+    precomputed embeddings file (one a line) that are theirs."""
+    return np.fromiter((number - 1 for number, _ in numbered_file_lines(text_path, bad)),
+                       dtype=np.int64)
+
+
 def write_deduplicated(text_path: str, duplicates: Duplicates, outputs: DedupOutputs,
                        bad: BadLines = FAIL) -> None:
-    """Stream `text_path` once (its lines read as `bad` says, as they were to embed them): kept
-    lines to `outputs.kept`, their ids to `outputs.kept_ids`, and `dropped_id original_id score
-    dropped_text original_text` rows to `outputs.report`."""
+    """Stream `text_path` once (its lines read as `bad` says, as they were to embed them, and
+    counted in `bad`): kept lines to `outputs.kept`, their ids to `outputs.kept_ids`, and
+    `dropped_id original_id score dropped_text original_text` rows to `outputs.report`. Ids
+    are the lines' numbers in the file (0-based): a line `bad` skipped has none."""
     if bad.policy != "skip":  # skipped lines have no row
         check_lines(text_path, len(duplicates.original))
     originals = set(duplicates.original[duplicates.original >= 0].tolist())
-    texts: dict[int, str] = {}
+    texts: dict[int, tuple[int, str]] = {}  # the id and text of each original, by its row
     with ExitStack() as stack:
         kept, ids, report = (stack.enter_context(atomic_text_output(path)) if path else None
                              for path in (outputs.kept, outputs.kept_ids, outputs.report))
-        for number, (text, original, score) in enumerate(zip(
-                read_lines(text_path, BadLines(bad.policy)),  # counted once, by the embedding
-                duplicates.original.tolist(), duplicates.score.tolist())):
-            if number in originals:
-                texts[number] = text
+        for row, ((number, text), original, score) in enumerate(zip(
+                numbered_file_lines(text_path, bad), duplicates.original.tolist(),
+                duplicates.score.tolist())):
+            if row in originals:
+                texts[row] = number - 1, text
             if original < 0:
                 kept.write(text + "\n")
                 if ids:
-                    ids.write(f"{number}\n")
+                    ids.write(f"{number - 1}\n")
             elif report:
-                report.write(f"{number}\t{original}\t{score:.6f}\t{text}\t{texts[original]}\n")
+                first, first_text = texts[original]
+                report.write(f"{number - 1}\t{first}\t{score:.6f}\t{text}\t{first_text}\n")

@@ -36,7 +36,7 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
     """Remove near-duplicate lines of INPUT: a line goes when an earlier line among its k nearest
     neighbours has a cosine of at least --threshold with it, so the first of each group stays."""
     from ..apps.dedup import (DedupOptions, DedupOutputs, check_lines, deduplicate,
-                              write_deduplicated)
+                              kept_line_numbers, write_deduplicated)
     from ..io.outputs import check_outputs
     from ..io.text import check_input, is_regular_file
     from ..search.inputs import EmbeddingSource, sentence_embeddings, work_dir
@@ -46,17 +46,18 @@ def dedup(text, embeddings, lang, output, threshold, k, kept_ids, report, approx
         raise LaserError(f"{text}: dedup reads INPUT twice, so it must be a regular file")
     outputs = DedupOutputs(output, kept_ids, report)
     check_outputs({"--output": output, "--kept-ids": kept_ids, "--report": report})
-    if bad_lines.policy == "skip" and (embeddings or kept_ids or report):
-        raise LaserError("--bad-lines skip cannot go with --embeddings, --kept-ids or --report, "
-                         "which count every line; use --bad-lines replace")
     source = EmbeddingSource(text, embeddings, lang, dim, fp16)
     encoder = None if embeddings else encoder_loader(model, lang, source=text)
-    with sentence_embeddings(source, encoder, work_dir(output), bad_lines) as (matrix, name):
-        if bad_lines.policy != "skip":
+    skip = bad_lines.policy == "skip"
+    with sentence_embeddings(source, encoder, work_dir(output), bad_lines.again()) as \
+            (matrix, name):
+        if embeddings or not skip:  # a row a line of INPUT
             check_lines(text, matrix.shape[0])
-        duplicates = deduplicate(Vectors(matrix, name=name),
+        # a skipped line's row is left out with it
+        rows = kept_line_numbers(text, bad_lines.again()) if embeddings and skip else None
+        duplicates = deduplicate(Vectors(matrix, name=name, rows=rows),
                                  DedupOptions(threshold, k, approximate), progress=not quiet)
-    write_deduplicated(text, duplicates, outputs, bad_lines)
+    write_deduplicated(text, duplicates, outputs, bad_lines)  # counts the lines, once
     say_bad_lines(bad_lines)
     if duplicates.unsure:
         click.echo(f"laser: warning: {duplicates.unsure} kept lines have all {k} neighbours at or "

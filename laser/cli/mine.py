@@ -215,7 +215,6 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     if unify_by != "line" and not unify:
         raise LaserError("--unify-by goes with --unify")
     UnifyOptions(unify_by)
-    _check_skip(bad_lines.policy, mode, provenance, (src, trg))
     encoders = side_loaders(model, src, trg)
     warn_unchecked((src, trg), encoders)
     if verbose and not quiet:
@@ -249,24 +248,6 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     if not quiet:
         _summary(src, trg, mined, written, output, time.perf_counter() - started,
                  bool(languages), verbose)
-
-
-def _check_skip(policy: str, mode: str, provenance: bool, sides) -> None:
-    """--bad-lines skip numbers the lines kept: refuse it where every line needs its own number
-    (--mode score pairs line i with line i; --provenance names each line's file line; an
-    embeddings file has one row per line)."""
-    if policy != "skip":
-        return
-    if mode == "score":
-        raise LaserError("--bad-lines skip goes with --mode mine or search (--mode score pairs "
-                         "line i with line i); use --bad-lines replace")
-    if provenance:
-        raise LaserError("--bad-lines skip cannot go with --provenance, which names each line's "
-                         "own line number; use --bad-lines replace")
-    for side in sides:
-        if side.embeddings:
-            raise LaserError(f"--bad-lines skip cannot go with {side.option}embeddings, which "
-                             "hold one row per line; use --bad-lines replace")
 
 
 def _keep_or_remove(work_dir: str, removable: bool) -> None:

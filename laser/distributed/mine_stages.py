@@ -149,6 +149,10 @@ class StagedMine:
         lines = [stage.done[task.name]["lines"] for task in reads]
         starts = np.cumsum([0] + lines).tolist()
         check_not_empty(spec, starts[-1])
+        skipped = [stage.done[task.name].get("bad_lines", 0) if plan.bad_lines == "skip" else 0
+                   for task in reads]
+        inputs = [kept + left_out for kept, left_out in zip(lines, skipped)]  # lines read
+        input_starts = np.cumsum([0] + inputs).tolist()
         resolves = [ResolvePartition(f"resolve-{part:x}",
                                      tuple((f"{task.prefix}part-{part:x}", start)
                                            for task, start in zip(reads, starts)),
@@ -157,7 +161,9 @@ class StagedMine:
         self.run(stage, resolves)
         number = NumberLines("number", tuple((f"{task.prefix}chunk-first", start)
                                              for task, start in zip(reads, starts)),
-                             tuple(task.output for task in resolves), starts[-1], plan)
+                             tuple(task.output for task in resolves), starts[-1], plan,
+                             tuple((f"{task.prefix}skipped", count, first) for task, count, first
+                                   in zip(reads, inputs, input_starts)) if any(skipped) else ())
         self.run(stage, [number])
         texts = [WriteTextShard(f"text-{index:06d}", pieces, index, plan.directory)
                  for index, pieces in enumerate(text_shard_pieces(
@@ -170,9 +176,9 @@ class StagedMine:
             bad.merge(stage.done[task.name].get("bad_lines", 0),
                       stage.done[task.name].get("bad_named", []))
         record = {"spec": spec, "lines": starts[-1], "bad_lines": bad.record(),
-                  "sentences": stage.done[number.name]["sentences"],
-                  "files": [path for path, count in zip(paths, lines) if count],
-                  "file_starts": [start for start, count in zip(starts, lines) if count],
+                  "skipped": sum(skipped), "sentences": stage.done[number.name]["sentences"],
+                  "files": [path for path, count in zip(paths, inputs) if count],
+                  "file_starts": [start for start, count in zip(input_starts, inputs) if count],
                   "shards": shards}
         scratch = [path for task in reads
                    for path in (*task.outputs(), *(f"{task.prefix}part-{part:x}"
@@ -187,8 +193,8 @@ class StagedMine:
         if not source.embeddings:
             return self.embedded(side, source, spec, split, files)
         corpus = files.corpus()
-        rows = (os.path.join(files.directory, "embedding_row.npy")
-                if corpus.sentences != corpus.lines else None)
+        rows = (files.path("embedding_line") if files.skipped else
+                files.path("embedding_row") if corpus.sentences != corpus.lines else None)
         vectors = SideVectors(source.embeddings, source.embeddings, rows, source.dim, source.fp16)
         corpus_vectors(corpus, open_embeddings(vectors.embeddings, vectors.dim, vectors.fp16),
                        vectors.name)

@@ -9,6 +9,7 @@ pairs of shards, the backward lists merged on disk), score the margins of each s
 candidates, sort each shard's pairs into a run, and merge the runs (`laser.mining.retrieval`)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -25,7 +26,7 @@ from ..search.exact import exact_knn, merge_neighbours
 from ..search.index import add_rows, search, trained_index
 from ..search.vectors import Neighbours, Vectors
 from ..io.bad_lines import BadLines
-from ..io.sources import file_lines
+from ..io.sources import numbered_file_lines
 from ..mining.corpus import Corpus, corpus_arrays
 from ..mining.margins import Candidates, margin
 from ..mining.retrieval import (Pairs, best_run, candidate_run, chunked, greedy, merged,
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 SPLIT = "split.json"
 CORPUS_ARRAYS = ("line_sentence", "first_line", "embedding_row")
+# With lines skipped (--bad-lines skip): the number in the side's input of each line kept, and
+# of each sentence's embedding row (the row of its line in a precomputed embeddings file).
+NUMBER_ARRAYS = ("line_number", "embedding_line")
 # A retrieved pair, as line numbers (pairs.bin), in output order.
 PAIR = np.dtype([("src", "<i8"), ("trg", "<i8"), ("score", "<f4")])
 LINES_AT_ONCE = 65536
@@ -133,10 +137,48 @@ class _PlainText:
             os.replace(f"{self.prefix}{part}.tmp", f"{self.prefix}{part}")
 
 
+class _SkippedLines:
+    """Notes the (0-based) numbers of the lines a reader skipped, from the numbers of those it
+    kept, to PREFIXskipped (raw int64) with --bad-lines skip."""
+
+    def __init__(self, prefix: str, skip: bool):
+        self.path = f"{prefix}skipped" if skip else None
+        self.numbers: list[int] = []
+        self.next = 0  # the number the next line has when none is skipped
+
+    def texts(self, numbered: Iterator[tuple[int, str]]) -> Iterator[str]:
+        with open(f"{self.path}.tmp", "wb") if self.path else contextlib.nullcontext() as out:
+            for number, text in numbered:
+                self._note(out, number - 1)
+                yield text
+            self._flush(out)
+
+    def finish(self, lines: int) -> None:
+        """Note the lines skipped after the last one kept; `lines`: all lines of the file."""
+        if self.path:
+            with open(f"{self.path}.tmp", "ab") as out:
+                self._note(out, lines)
+                self._flush(out)
+            os.replace(f"{self.path}.tmp", self.path)
+
+    def _note(self, out, number: int) -> None:
+        if out is not None and number > self.next:
+            self.numbers += range(self.next, number)
+            if len(self.numbers) >= LINES_AT_ONCE:
+                self._flush(out)
+        self.next = number + 1
+
+    def _flush(self, out) -> None:
+        if out is not None:
+            out.write(np.array(self.numbers, dtype=np.int64).tobytes())
+        self.numbers = []
+
+
 @dataclass(frozen=True)
 class ReadFile:
     """Read one file of a side (decompressing): its lines as plain text with their offsets,
-    and for --unify its lines grouped into partition files (`partition_lines`)."""
+    for --unify its lines grouped into partition files (`partition_lines`), and with
+    --bad-lines skip the numbers of the lines skipped (PREFIXskipped)."""
 
     name: str
     path: str
@@ -145,16 +187,19 @@ class ReadFile:
 
     def outputs(self) -> list[str]:
         return [f"{self.prefix}{part}" for part in
-                ("txt", "offsets", *(("chunk-first",) if self.plan.grouped else ()))]
+                ("txt", "offsets", *(("chunk-first",) if self.plan.grouped else ()),
+                 *(("skipped",) if self.plan.bad_lines == "skip" else ()))]
 
     def run(self) -> dict:
         text = _PlainText(self.prefix)
         bad = BadLines(self.plan.bad_lines, "--bad-lines")
-        lines = text.tee(file_lines(self.path, bad))
+        skipped = _SkippedLines(self.prefix, self.plan.bad_lines == "skip")
+        lines = text.tee(skipped.texts(numbered_file_lines(self.path, bad)))
         if self.plan.grouped:
             count = partition_lines(lines, self.plan.unify_options(), self.prefix)
         else:
             count = sum(1 for _ in lines)
+        skipped.finish(count + bad.count)
         return {"lines": count, "size": text.size, "bad_lines": bad.count,
                 "bad_named": bad.named}
 
@@ -176,22 +221,33 @@ class ResolvePartition(OneOutput):
 @dataclass(frozen=True)
 class NumberLines:
     """The sentence of each line, the first line and the embedding row of each sentence
-    (`number_lines` with --unify or the legacy line map, else the lines themselves)."""
+    (`number_lines` with --unify or the legacy line map, else the lines themselves); with lines
+    skipped, the number in the input of each line kept and of each embedding row's line, from
+    each file's skipped lines (`skipped`: PREFIXskipped, the file's lines and its first line in
+    the side's input)."""
 
     name: str
     chunk_firsts: tuple[tuple[str, int], ...]
     resolved: tuple[str, ...]
     lines: int
     plan: SplitPlan
+    skipped: tuple[tuple[str, int, int], ...] = ()
 
     def outputs(self) -> list[str]:
-        return [self.plan.path(f"{array}.npy") for array in CORPUS_ARRAYS]
+        arrays = CORPUS_ARRAYS + (NUMBER_ARRAYS if self.skipped else ())
+        return [self.plan.path(f"{array}.npy") for array in arrays]
 
     def run(self) -> dict:
         unified = (number_lines(self.chunk_firsts, self.resolved, self.lines,
                                 self.plan.unify_options(), self.plan.directory)
                    if self.plan.grouped else None)
         arrays = corpus_arrays(unified, self.plan.unify, self.lines)
+        if self.skipped:
+            numbers = np.concatenate([
+                np.delete(np.arange(first, first + lines),
+                          np.fromfile(checked_file(path), dtype=np.int64))
+                for path, lines, first in self.skipped])
+            arrays += (numbers, numbers[np.asarray(arrays[2])])
         for path, array in zip(self.outputs(), arrays):
             save_array(path, array)
         return {"sentences": len(arrays[1])}
@@ -281,12 +337,21 @@ class SplitSideFiles:
                   encoding="utf-8") as f:
             return cls(directory, json.load(f))
 
+    @property
+    def skipped(self) -> int:
+        """How many lines of the side --bad-lines skip left out."""
+        return self.record.get("skipped", 0)
+
     def corpus(self) -> Corpus:
-        arrays = {name: load(os.path.join(self.directory, f"{name}.npy"))
-                  for name in CORPUS_ARRAYS}
+        arrays = {name: load(self.path(name))
+                  for name in CORPUS_ARRAYS + (("line_number",) if self.skipped else ())}
         return Corpus(self.record["spec"], files=tuple(self.record["files"]),
                       file_starts=np.array(self.record["file_starts"], dtype=np.int64),
-                      **arrays)
+                      skipped=self.skipped, **arrays)
+
+    def path(self, array: str) -> str:
+        """Where one of the split's arrays is (CORPUS_ARRAYS, NUMBER_ARRAYS)."""
+        return os.path.join(self.directory, f"{array}.npy")
 
     def texts(self) -> "ShardTexts":
         return ShardTexts(self.directory, self.record["shards"])
@@ -668,7 +733,8 @@ class SearchLines(OneOutput):
 
 @dataclass(frozen=True)
 class ScoreLines(OneOutput):
-    """Mode score: the margin of line i with line i, up to the shorter side (pairs.bin)."""
+    """Mode score: the margin of line i with line i of the input, up to the shorter side
+    (pairs.bin); with lines skipped, of the lines i kept on both sides."""
 
     name: str
     src: str
@@ -687,11 +753,13 @@ class ScoreLines(OneOutput):
         fwd_mean, bwd_mean = stacked(self.fwd_means), stacked(self.bwd_means)
 
         def found() -> Iterator[Pairs]:
-            lines = min(src.lines, trg.lines)
+            lines = min(src.input_lines, trg.input_lines)
             for start in range(0, lines, LINES_AT_ONCE):
-                stop = min(lines, start + LINES_AT_ONCE)
-                u = np.asarray(src.line_sentence[start:stop])
-                v = np.asarray(trg.line_sentence[start:stop])
+                numbers = np.arange(start, min(lines, start + LINES_AT_ONCE))
+                (src_kept, src_lines), (trg_kept, trg_lines) = src.kept(numbers), trg.kept(numbers)
+                both = src_kept & trg_kept
+                u = np.asarray(src.line_sentence[src_lines[both]])
+                v = np.asarray(trg.line_sentence[trg_lines[both]])
                 scores = margin(aligned_similarities(x, y, u, v),
                                 np.asarray(fwd_mean[u])[:, 0], np.asarray(bwd_mean[v])[:, 0],
                                 self.kind)

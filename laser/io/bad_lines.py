@@ -54,6 +54,11 @@ class BadLines:
         how = {"skip": "skip drops such lines", "replace": "replace decodes them with U+FFFD"}
         return f" ({self.option} {' or '.join(how[choice] for choice in others)})"
 
+    def again(self) -> "BadLines":
+        """The same policy for another read of the same lines, counted apart (a command
+        reading its input twice reports the lines once)."""
+        return BadLines(self.policy, self.option, self.choices)
+
     def merge(self, count: int, named: list[str]) -> None:
         """Add the lines another reader found (a shard task's record)."""
         self.count += count

@@ -197,9 +197,15 @@ def file_lines(path: str, bad: BadLines = FAIL) -> Iterator[str]:
     their '\\n'. Lines are split on '\\n' only (a final line without one is still a line); a
     truncated or corrupt stream and a failed read are errors naming the file and line, and so
     are NUL bytes and invalid UTF-8 unless `bad` skips or replaces them."""
-    def numbered(name: str, stream: BinaryIO) -> Iterator[tuple[str, int]]:
-        for number, text in enumerate(decode_lines(name, stream, 1, bad), 1):
-            yield text, number
+    return (text for _, text in numbered_file_lines(path, bad))
+
+
+def numbered_file_lines(path: str, bad: BadLines = FAIL) -> Iterator[tuple[int, str]]:
+    """`file_lines` with the 1-based number of each line in the file: a line `bad` skips is
+    left out, and its number with it."""
+    def numbered(name: str, stream: BinaryIO) -> Iterator[tuple[tuple[int, str], int]]:
+        for number, text in numbered_lines(name, stream, 1, bad):
+            yield (number, text), number
     return _read_located(path, numbered)
 
 
@@ -276,18 +282,24 @@ def decode_lines(name: str, raw_lines: Iterable[bytes], first_number: int,
                  bad: BadLines = FAIL) -> Iterator[str]:
     """Raw lines (numbered from `first_number`) as text without their '\\n'; NUL bytes and
     invalid UTF-8 are errors naming file and line, unless `bad` skips or replaces them."""
+    return (text for _, text in numbered_lines(name, raw_lines, first_number, bad))
+
+
+def numbered_lines(name: str, raw_lines: Iterable[bytes], first_number: int,
+                   bad: BadLines = FAIL) -> Iterator[tuple[int, str]]:
+    """`decode_lines` with the number of each line (a line `bad` skips left out)."""
     for number, raw in enumerate(raw_lines, first_number):
         if raw.endswith(b"\n"):
             raw = raw[:-1]
         if b"\x00" not in raw:
             try:
-                yield raw.decode("utf-8")
+                yield number, raw.decode("utf-8")
                 continue
             except UnicodeDecodeError:
                 pass
         text = bad.decoded(name, number, raw)
         if text is not None:
-            yield text
+            yield number, text
 
 
 def read_lines(spec: str, bad: BadLines = FAIL) -> Iterator[str]:

@@ -17,7 +17,11 @@ from .unify import Unified, UnifyOptions, unify_lines
 class Corpus:
     """A side read once: the distinct sentence of each line (all, unless unified); `path` is
     the side as given (a file, directory, glob or @LIST), `files` its files that have lines, in
-    order, and `file_starts` the first line of each."""
+    order, and `file_starts` the number of the first line of each in the side's input.
+
+    Its lines are those kept: with `skipped` lines left out (--bad-lines skip), `line_number`
+    gives the number in the input of each line kept (0-based over the side, as the input's
+    embedding rows are numbered); outputs name lines by those numbers."""
 
     path: str
     line_sentence: np.ndarray
@@ -25,6 +29,8 @@ class Corpus:
     embedding_row: np.ndarray
     files: tuple[str, ...] = ()
     file_starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    line_number: Optional[np.ndarray] = None
+    skipped: int = 0
 
     @property
     def lines(self) -> int:
@@ -34,11 +40,28 @@ class Corpus:
     def sentences(self) -> int:
         return len(self.first_line)
 
+    @property
+    def input_lines(self) -> int:
+        """The lines of the input, those skipped included."""
+        return self.lines + self.skipped
+
+    def numbers(self, lines: np.ndarray) -> np.ndarray:
+        """The number in the input of each (0-based) line of the side."""
+        return lines if self.line_number is None else np.asarray(self.line_number[lines])
+
+    def kept(self, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Of lines of the input (by number): which were kept, and their line of the side."""
+        if self.line_number is None or not self.lines:
+            return np.ones(len(numbers), dtype=bool), numbers
+        at = np.minimum(np.searchsorted(self.line_number, numbers), self.lines - 1)
+        return np.asarray(self.line_number[at]) == numbers, at
+
     def locate(self, lines: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The file of each (0-based) line of the side, and its 1-based line number there."""
         files = self.files or (self.path,)
-        index = np.searchsorted(self.file_starts, lines, side="right") - 1
-        return [files[i] for i in index.tolist()], lines - self.file_starts[index] + 1
+        numbers = self.numbers(lines)
+        index = np.searchsorted(self.file_starts, numbers, side="right") - 1
+        return [files[i] for i in index.tolist()], numbers - self.file_starts[index] + 1
 
 
 def scan_corpus(path: str, unify: bool = False, legacy_line_map: bool = False,
@@ -103,9 +126,11 @@ def _noting_files(spec: str, files: list[str], starts: list[int]) -> Iterator[st
 
 
 def corpus_vectors(corpus: Corpus, embeddings: np.ndarray, name: str) -> Vectors:
-    """The embeddings of each distinct sentence, after checking there is one row per line."""
-    if embeddings.shape[0] != corpus.lines:
-        raise LaserError(f"{corpus.path} has {corpus.lines} lines but {name} holds "
+    """The embeddings of each distinct sentence, after checking there is one row per line of
+    the input (a skipped line's row is left out with it)."""
+    if embeddings.shape[0] != corpus.input_lines:
+        raise LaserError(f"{corpus.path} has {corpus.input_lines} lines but {name} holds "
                          f"{embeddings.shape[0]} embeddings")
-    rows = None if corpus.sentences == corpus.lines else corpus.embedding_row
+    rows = (None if corpus.sentences == corpus.lines and not corpus.skipped
+            else corpus.numbers(corpus.embedding_row))
     return Vectors(embeddings, name=name, rows=rows)

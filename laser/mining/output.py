@@ -61,23 +61,26 @@ def _document_origin(line: str) -> tuple:
 
 
 def _rows(pairs: Pairs, fmt: str, mode: str, src_text: dict, trg_text: dict,
-          origins: Optional[list[tuple]], fields: tuple[str, ...] = PROVENANCE_FIELDS
-          ) -> Iterator[str]:
+          origins: Optional[list[tuple]], fields: tuple[str, ...] = PROVENANCE_FIELDS,
+          numbers: Optional[tuple[np.ndarray, np.ndarray]] = None) -> Iterator[str]:
     """Output lines: official TSV (score as the official tool prints it), ids, or JSON lines;
     with `origins`, each pair's provenance (`fields`: of the source, then of the target) after
-    them."""
+    them. Lines are named by their `numbers` in the input (default: the pairs' lines)."""
     scores = pairs.score.tolist()
     origins = origins or itertools.repeat(None)
-    for s, t, score, origin in zip(pairs.src.tolist(), pairs.trg.tolist(), scores, origins):
+    src_numbers, trg_numbers = numbers or (pairs.src, pairs.trg)
+    for s, t, score, origin, s_number, t_number in zip(
+            pairs.src.tolist(), pairs.trg.tolist(), scores, origins, src_numbers.tolist(),
+            trg_numbers.tolist()):
         if fmt == "jsonl":
-            record = {"score": score if score == score else None, "src_line": s, "trg_line": t,
-                      "src": src_text[s], "trg": trg_text[t]}
+            record = {"score": score if score == score else None, "src_line": s_number,
+                      "trg_line": t_number, "src": src_text[s], "trg": trg_text[t]}
             if origin:
                 record.update(zip(fields, origin))
             yield json.dumps(record, ensure_ascii=False) + "\n"
             continue
         if fmt == "ids":
-            row = f"{score!r}\t{s}\t{t}"
+            row = f"{score!r}\t{s_number}\t{t_number}"
         elif mode == "search":
             row = trg_text[t]
         else:
@@ -180,6 +183,8 @@ def write_pair_chunks(output: str, chunks: Iterable[Pairs], texts: PairTexts, sr
                 written.dropped += int(len(mask) - mask.sum())
                 pairs = Pairs(pairs.src[mask], pairs.trg[mask], pairs.score[mask])
             origins = pair_origins(pairs, *sides) if how.provenance else None
-            out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins, fields))
+            numbers = src.numbers(pairs.src), trg.numbers(pairs.trg)
+            out.writelines(_rows(pairs, how.fmt, how.mode, src_text, trg_text, origins, fields,
+                                 numbers))
             written.add(pairs)
     return written

@@ -126,17 +126,82 @@ def test_mine_skips_bad_lines_of_a_side_or_replaces_them(tmp_path):
     skipped = ok("mine", *sides, "--bad-lines", "skip", "--output-format", "ids", "-q")
     assert f"skipped 1 line that is not UTF-8 text (--bad-lines skip): {src}:2 (invalid UTF-8 " \
            "at byte 2)" in skipped.stderr
-    # the lines kept are numbered: line 1 is the tea line, once the bad line 2 is dropped
+    # lines keep their numbers in the input: the tea line is line 2 (0-based), after the
+    # skipped line 1
     assert {tuple(row.split("\t")[1:]) for row in out.read_text().splitlines()} == \
-        {("0", "0"), ("1", "1")}
+        {("0", "0"), ("2", "1")}
     ok("mine", *sides, "--bad-lines", "replace", "--output-format", "jsonl", "-q",
        "--retrieval", "fwd")
     assert "O\ufffd est la gare ?" in [json.loads(row)["src"]
                                       for row in out.read_text().splitlines()]
-    for extra, why in ((["--provenance"], "--provenance"), (["--mode", "score"], "--mode score"),
-                       (["--trg-embeddings", tmp_path / "x.npy"], "--trg-embeddings")):
-        line = one_error_line(run("mine", *sides, "--bad-lines", "skip", *extra))
-        assert why in line and "use --bad-lines replace" in line
+
+
+@pytest.fixture
+def bitext(tmp_path):
+    """A source side of two files (lines 0-2 and 3-7 of the side; lines 4 and 6 are not UTF-8)
+    and a target of 8 lines, with embeddings where line i of each side has row i, the same
+    random row on both sides: line i pairs with line i."""
+    folder = tmp_path / "fr"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"un\ndeux\ntrois\n")
+    (folder / "b.txt").write_bytes(b"quatre\ncinq \xff\nsix\n\xfesept\nhuit\n")
+    trg = tmp_path / "en.txt"
+    trg.write_text("".join(f"line {i}\n" for i in range(8)), encoding="utf-8")
+    rows = np.random.default_rng(7).standard_normal((8, 16)).astype(np.float32)
+    for side in ("fr", "en"):
+        np.save(tmp_path / f"{side}.npy", rows)
+    return folder, trg, tmp_path
+
+
+KEPT = [0, 1, 2, 3, 5, 7]  # the source's lines kept, by their number in the input
+
+
+def _mined(bitext, *options, embeddings=("fr.npy", "en.npy")):
+    folder, trg, tmp_path = bitext
+    out = tmp_path / "out"
+    done = ok("mine", folder, trg, "--src-embeddings", tmp_path / embeddings[0],
+              "--trg-embeddings", tmp_path / embeddings[1], "--bad-lines", "skip", "-q",
+              "-o", out, *options)
+    assert f"skipped 2 lines that are not UTF-8 text (--bad-lines skip): {folder / 'b.txt'}:2 " \
+           f"(invalid UTF-8 at byte 6), {folder / 'b.txt'}:4 (invalid UTF-8 at byte 1)" \
+        in done.stderr
+    return [row.split("\t") for row in out.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("split", [[], ["--shard-lines", "3", "--unify"]])
+def test_mine_skip_keeps_each_line_s_number_row_and_provenance(bitext, split):
+    folder = bitext[0]
+    # precomputed rows: a skipped line's row is left out with it, so line i still pairs with i
+    found = _mined(bitext, "--output-format", "ids", "--provenance", "--retrieval", "fwd", *split)
+    places = [(folder / "a.txt", n + 1) for n in range(3)] + \
+        [(folder / "b.txt", n - 2) for n in range(3, 8)]
+    assert sorted((int(s), int(t), file, int(line)) for _, s, t, file, line, *_ in found) == \
+        [(i, i, str(places[i][0]), places[i][1]) for i in KEPT]
+    assert {(file, line) for *_, file, line in found} == {(str(bitext[1]), str(i + 1))
+                                                          for i in KEPT}
+    records = [json.loads(row[0]) for row in _mined(bitext, "--output-format", "jsonl",
+                                                    "--retrieval", "fwd")]
+    assert sorted((r["src_line"], r["trg_line"], r["trg"]) for r in records) == \
+        [(i, i, f"line {i}") for i in KEPT]
+
+
+def test_mine_skip_scores_line_i_with_line_i_of_the_input(bitext):
+    # line i against line i for the lines kept on both sides; the skipped ones are absent
+    found = _mined(bitext, "--mode", "score", "--output-format", "ids")
+    assert [(int(s), int(t)) for _, s, t in found] == [(i, i) for i in KEPT]
+    # every source line kept, with its best target
+    assert [row[0] for row in _mined(bitext, "--mode", "search")] == [f"line {i}" for i in KEPT]
+
+
+def test_mine_skip_needs_a_row_for_every_line_of_the_input(bitext):
+    folder, trg, tmp_path = bitext
+    np.save(tmp_path / "kept.npy", np.load(tmp_path / "fr.npy")[KEPT])  # rows of the kept only
+    failed = run("mine", folder, trg, "--src-embeddings", tmp_path / "kept.npy",
+                 "--trg-embeddings", tmp_path / "en.npy", "--bad-lines", "skip", "-q",
+                 "-o", tmp_path / "out")
+    assert failed.exit_code == 1  # after the split, kept for a re-run
+    assert failed.stderr.splitlines()[-1] == \
+        f"laser: error: {folder} has 8 lines but {tmp_path / 'kept.npy'} holds 6 embeddings"
 
 
 def test_dedup_skips_bad_lines(tmp_path):
@@ -147,8 +212,30 @@ def test_dedup_skips_bad_lines(tmp_path):
     done = ok("dedup", path, "-l", "en", "-o", out, "--bad-lines", "skip")
     assert out.read_text(encoding="utf-8") == "The book is on the table.\nI like tea.\n"
     assert f"skipped 1 line that is not UTF-8 text (--bad-lines skip): {path}:3" in done.stderr
-    assert "use --bad-lines replace" in one_error_line(
-        run("dedup", path, "-l", "en", "-o", out, "--bad-lines", "skip", "--kept-ids",
-            tmp_path / "ids"))
     ok("dedup", path, "-l", "en", "-o", out, "--bad-lines", "replace", "-q")
     assert out.read_text(encoding="utf-8").splitlines()[1] == "bad \ufffd"
+
+
+def test_dedup_skip_keeps_the_line_numbers_and_the_rows_of_the_input(tmp_path):
+    path = tmp_path / "dups.txt"
+    path.write_bytes(b"alpha\nbad \xff\nbeta\nalpha again\ngamma\n")
+    # rows: line 3 duplicates line 0; the bad line 1's row would duplicate line 2 (beta)
+    rows = np.random.default_rng(3).standard_normal((5, 8)).astype(np.float32)
+    rows[3], rows[1] = rows[0], rows[2]
+    np.save(tmp_path / "rows.npy", rows)
+    outputs = ["-o", tmp_path / "kept.txt", "--kept-ids", tmp_path / "ids",
+               "--report", tmp_path / "report.tsv"]
+    done = ok("dedup", path, "--embeddings", tmp_path / "rows.npy", "--bad-lines", "skip",
+              *outputs)
+    assert f"skipped 1 line that is not UTF-8 text (--bad-lines skip): {path}:2" in done.stderr
+    assert "kept 3 of 4 lines (1 near-duplicates dropped" in done.stderr
+    assert (tmp_path / "kept.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert (tmp_path / "ids").read_text() == "0\n2\n4\n"  # the file's own line numbers
+    assert (tmp_path / "report.tsv").read_text() == "3\t0\t1.000000\talpha again\talpha\n"
+    np.save(tmp_path / "short.npy", rows[[0, 2, 3, 4]])  # a row a line kept: not one a line
+    assert one_error_line(run("dedup", path, "--embeddings", tmp_path / "short.npy",
+                              "--bad-lines", "skip", *outputs)) == \
+        f"laser: error: {path} has 5 lines but there are 4 embeddings"
+    # embedded now: the same ids and report
+    ok("dedup", path, "-l", "en", "--bad-lines", "skip", "--threshold", "0.99", *outputs)
+    assert (tmp_path / "ids").read_text().splitlines()[:2] == ["0", "2"]
