@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import time
@@ -80,9 +81,11 @@ def shard_runner(distributed):
     return ray_runner(distributed)
 
 
-def _side_cleaning(sides, documents, cleaning: dict, lid_model: Optional[str]) -> tuple:
+def _side_cleaning(sides, documents, cleaning: dict, lid_model: Optional[str],
+                   bad_lines: str) -> tuple:
     """How each side is read and cleaned when it holds documents or --split-sentences is on
-    (None: a side of sentence files, read as today)."""
+    (None: a side of sentence files, read as today), its lines that are not UTF-8 text as
+    `bad_lines` says."""
     from ..cleaning.filters import CleaningOptions
     from ..distributed.mine_stages import SideCleaning
     from ..io.documents import is_document_input
@@ -99,7 +102,8 @@ def _side_cleaning(sides, documents, cleaning: dict, lid_model: Optional[str]) -
         if not side.lang:
             raise LaserError(f"{side.text}: documents are cleaned in their language; pass "
                              f"{side.option}lang")
-        found.append(SideCleaning(documents.in_language(side.lang, f"{side.option}lang"),
+        read = dataclasses.replace(documents, bad_lines=bad_lines)
+        found.append(SideCleaning(read.in_language(side.lang, f"{side.option}lang"),
                                   CleaningOptions(side.lang, lid_model=lid_model, **cleaning)))
     return tuple(found)
 
@@ -206,7 +210,7 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
     from ..distributed.workdir import SHARD_LINES, WorkOptions
     from ..mining.unify import UnifyOptions
     _check_options(mode, retrieval, threshold, candidates, encoding)
-    side_cleaning = _side_cleaning((src, trg), documents, cleaning, lid_model)
+    side_cleaning = _side_cleaning((src, trg), documents, cleaning, lid_model, bad_lines.policy)
     languages = _language_pair(lid_filter, mode, src, trg, lid_model, lid_min_prob,
                                any(side_cleaning))
     options = MineOptions(mode, k, margin, retrieval, threshold, candidates, approximate)
@@ -241,8 +245,8 @@ def mine_command(src, trg, mode, k, margin, retrieval, threshold, unify, unify_b
         raise
     if not work_dir:
         shutil.rmtree(work.work_dir, ignore_errors=True)
-    for files in (mined.src_files, mined.trg_files):
-        found = files.record.get("bad_lines") or {}
+    for files, cleaned in zip((mined.src_files, mined.trg_files), mined.cleaned):
+        found = (cleaned.bad_lines if cleaned else files.record.get("bad_lines")) or {}
         bad_lines.merge(found.get("count", 0), found.get("named", []))
     say_bad_lines(bad_lines)
     if not quiet:

@@ -1,6 +1,7 @@
 """`laser prepare`: the cleaning stage before mining, as a command of its own."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import click
@@ -10,7 +11,7 @@ from ..mining.unify import UNIFY_KEYS
 from .common import examples, hold_work_dir_until_done, main
 from .document_options import cleaning_options, document_options
 from .mine import ray_held, shard_runner
-from .options import lid_model_option, staged_ray_options
+from .options import bad_lines_option, lid_model_option, say_bad_lines, staged_ray_options
 
 
 @main.command(epilog=examples(
@@ -32,13 +33,15 @@ from .options import lid_model_option, staged_ray_options
               help="Follow each sentence with its file, document (URL or record id), paragraph "
                    "and sentence number, tab-separated.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars or summary.")
+@bad_lines_option()
 @staged_ray_options
 def prepare(input_path, lang, output, documents, cleaning, lid_model, unify, unify_by,
-            provenance, quiet, distributed, shard_lines, work_dir):
+            provenance, quiet, bad_lines, distributed, shard_lines, work_dir):
     """Split INPUT's documents into sentences, normalise them and filter them for mining.
 
     INPUT is a WARC/WET file, JSON lines, plain text, a directory, a quoted glob or @LIST, each
-    file compressed or not. The counts of what each filter removed go to stderr and OUTPUT.json.
+    file compressed or not. The counts of what each filter removed go to stderr and OUTPUT.json,
+    and so do the lines --bad-lines skip or replace (a WARC record is decoded by its charset).
     """
     from ..cleaning.filters import CleaningOptions
     from ..distributed.prepare import PrepareOptions, prepare as prepare_input
@@ -55,6 +58,7 @@ def prepare(input_path, lang, output, documents, cleaning, lid_model, unify, uni
                          "'-' (stdin)")
     check_input(input_path)
     check_output_path(output)
+    documents = dataclasses.replace(documents, bad_lines=bad_lines.policy)
     options = PrepareOptions(documents.in_language(lang),
                              CleaningOptions(lang, lid_model=lid_model, **cleaning),
                              UnifyOptions(unify_by) if unify else None, provenance)
@@ -63,12 +67,13 @@ def prepare(input_path, lang, output, documents, cleaning, lid_model, unify, uni
     hold_work_dir_until_done(work.work_dir)  # before `try`: a refused run removes nothing
     try:
         with ray_held(distributed):
-            summary = prepare_input(input_path, output, options, work)
+            summary = prepare_input(input_path, output, options, work, bad_lines)
     except LaserError:
         if not work_dir and not holds_finished_tasks(work.work_dir):
             shutil.rmtree(work.work_dir, ignore_errors=True)
         raise
     if not work_dir:
         shutil.rmtree(work.work_dir, ignore_errors=True)
+    say_bad_lines(bad_lines)
     if not quiet:
         click.echo(summary.line(), err=True)

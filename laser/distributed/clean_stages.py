@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..cleaning.filters import CleaningOptions
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.documents import DocumentOptions
 from ..io.sources import expand
-from .clean_tasks import (PARTITIONS, CleanFile, FilterFile, ResolveBoilerplate, origins_path,
-                          sentences_path)
+from .clean_tasks import (BAD_LINES, BAD_NAMED, PARTITIONS, CleanFile, FilterFile,
+                          ResolveBoilerplate, origins_path, sentences_path)
 from .workdir import Stage, WorkOptions, fingerprint, run_stage
 
 # Bumped when the stage's outputs change for the same inputs and options.
@@ -24,13 +25,15 @@ CLEANING_VERSION = 1
 @dataclass(frozen=True)
 class CleanedSide:
     """What the cleaning stage kept of an input: its sentence files (listed in `listing`, the
-    @LIST `laser mine` reads), the provenance file of each, line for line, and the counts of
-    the stage (documents, sentences, removed_FILTER, kept)."""
+    @LIST `laser mine` reads), the provenance file of each, line for line, the counts of the
+    stage (documents, sentences, removed_FILTER, kept), and the lines read that were not UTF-8
+    text, skipped or replaced (`bad_lines`: count and the first few named, in file order)."""
 
     listing: str
     files: tuple[str, ...]
     origins: tuple[str, ...]
     counts: dict
+    bad_lines: dict = field(default_factory=lambda: {"count": 0, "named": []})
 
     @property
     def spec(self) -> str:
@@ -71,9 +74,12 @@ def clean_in_stages(work: WorkOptions, side: str, spec: str, documents: Document
     if not os.path.isfile(listing) or Path(listing).read_text(encoding="utf-8") != text:
         with atomic_text_output(listing) as out:
             out.write(text)
-    counts = Counter()
+    counts, bad = Counter(), BadLines(documents.bad_lines)
     for task in (*reads, *filters):
-        counts.update({key: value for key, value in stage.done[task.name].items()
-                       if key != "node"})
+        done = stage.done[task.name]
+        counts.update({key: value for key, value in done.items()
+                       if key not in ("node", BAD_LINES, BAD_NAMED)})
+        bad.merge(done.get(BAD_LINES, 0), done.get(BAD_NAMED, []))
     return CleanedSide(listing, files, tuple(os.path.abspath(origins_path(directory, index))
-                                             for index in range(len(paths))), dict(counts))
+                                             for index in range(len(paths))), dict(counts),
+                       {"count": bad.count, "named": bad.named})

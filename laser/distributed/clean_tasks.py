@@ -24,6 +24,7 @@ import numpy as np
 from ..cleaning.filters import CleaningOptions, first_filter, language_kept, normalize
 from ..cleaning.sentences import document_sentences, field_text
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.documents import Document, DocumentOptions, file_documents
 from ..io.embeddings import save_array
 from ..io.sources import file_lines
@@ -35,6 +36,9 @@ PARTITION_BITS = 4
 PARTITIONS = 1 << PARTITION_BITS
 NO_SITE = "-"  # the boilerplate key of a candidate whose document has no URL
 LID_BATCH = 8192
+# What a CleanFile's record says of its lines that are not UTF-8 text: how many were skipped or
+# replaced, and the first few.
+BAD_LINES, BAD_NAMED = "bad_lines", "bad_named"
 
 
 def paragraph_key(site: str, paragraph: str) -> int:
@@ -81,12 +85,13 @@ class CleanFile:
     def run(self) -> dict:
         counts: Counter = Counter()
         keys: list[np.ndarray] = []
+        bad = BadLines(self.documents.bad_lines, "--bad-lines")
         with atomic_text_output(f"{self.prefix}candidates.tsv") as out:
-            for document in file_documents(self.path, self.documents):
+            for document in file_documents(self.path, self.documents, bad):
                 out.writelines(self._candidates(document, counts, keys))
         if self.cleaning.boilerplate:
             self._save_keys(keys)
-        return dict(counts)
+        return {**counts, BAD_LINES: bad.count, BAD_NAMED: bad.named}
 
     def _candidates(self, document: Document, counts: Counter,
                     keys: list[np.ndarray]) -> Iterator[str]:

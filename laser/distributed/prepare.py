@@ -13,6 +13,7 @@ import numpy as np
 from ..cleaning.filters import CleaningOptions
 from ..cleaning.summary import CleaningSummary
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.documents import DocumentOptions
 from ..io.sidecar import write_sidecar
 from ..io.sources import absolute_spec, file_lines
@@ -34,10 +35,15 @@ class PrepareOptions:
     provenance: bool = False
 
 
-def prepare(spec: str, output: str, options: PrepareOptions, work: WorkOptions) -> CleaningSummary:
-    """Clean `spec` into `output`, the stages' shards in `work`'s directory."""
+def prepare(spec: str, output: str, options: PrepareOptions, work: WorkOptions,
+            bad: Optional[BadLines] = None) -> CleaningSummary:
+    """Clean `spec` into `output`, the stages' shards in `work`'s directory; the lines that
+    are not UTF-8 text, skipped or replaced as `options.documents.bad_lines` says, are counted
+    in `bad` (and recorded in OUTPUT.json)."""
     started = time.perf_counter()
     cleaned = clean_in_stages(work, "input", spec, options.documents, options.cleaning)
+    bad = bad or BadLines(options.documents.bad_lines)
+    bad.merge(cleaned.bad_lines["count"], cleaned.bad_lines["named"])
     counts = dict(cleaned.counts)
     first = None
     if options.unify and counts.get("kept"):
@@ -55,6 +61,7 @@ def prepare(spec: str, output: str, options: PrepareOptions, work: WorkOptions) 
                            "documents_options": asdict(options.documents),
                            "cleaning": options.cleaning.record(),
                            "unify": options.unify.key if options.unify else None,
+                           "bad_lines": bad.record() if bad.policy != "fail" else None,
                            "seconds": round(time.perf_counter() - started, 3),
                            "laser_version": __version__})
     return summary

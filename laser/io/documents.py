@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from ..errors import LaserError, located
-from .sources import (STDIN, display_name, error_reason, expand, file_lines, open_decompressed,
-                      stream_errors)
+from .bad_lines import BadLines
+from .sources import (STDIN, display_name, error_reason, expand, numbered_file_lines,
+                      open_decompressed, stream_errors)
 
 AUTO = "auto"
 LINES, PARAGRAPHS, JSONL, WARC = "lines", "paragraphs", "jsonl", "warc"
@@ -24,14 +25,17 @@ HEAD_LINE_BYTES = 1 << 24
 @dataclass(frozen=True)
 class DocumentOptions:
     """How an input is read as documents: its `format` (`auto`: told by its content, plain text
-    being one document a line), the JSON field holding a record's text, and whether paragraphs
+    being one document a line), the JSON field holding a record's text, whether paragraphs
     are split into sentences in `lang` (`split`; lang `auto`: each paragraph's language
-    identified)."""
+    identified), and what becomes of a line of a text or JSON-lines file that is not UTF-8
+    text (`bad_lines`: fail, skip or replace, `laser.io.bad_lines`; a WARC record is decoded by
+    its charset, a bad byte replaced)."""
 
     format: str = AUTO
     text_field: str = "text"
     split: bool = False
     lang: Optional[str] = None
+    bad_lines: str = "fail"
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -89,19 +93,23 @@ def is_document_input(spec: str, options: DocumentOptions = DocumentOptions()) -
     return options.split or any(input_format(path, options) != LINES for path in expand(spec))
 
 
-def file_documents(path: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Document]:
-    """The documents of one file, in order."""
+def file_documents(path: str, options: DocumentOptions = DocumentOptions(),
+                   bad: Optional[BadLines] = None) -> Iterator[Document]:
+    """The documents of one file, in order; its lines that are not UTF-8 text are failed,
+    skipped or replaced as `options.bad_lines` says, and counted in `bad` when given (whose
+    option the error of `fail` names). A document named by its line keeps the line's number
+    in the file."""
     kind = input_format(path, options)
     if kind == WARC:
         from .warc import warc_records  # warcio, only for WARC files
         return (Document(path, name, paragraphs, url)
                 for name, paragraphs, url in warc_records(path))
+    lines = numbered_file_lines(path, bad or BadLines(options.bad_lines))
     if kind == JSONL:
-        return _jsonl_documents(path, options.text_field)
+        return _jsonl_documents(path, lines, options.text_field)
     if kind == PARAGRAPHS:
-        return _paragraph_documents(path)
-    return (Document(path, str(number), [line])
-            for number, line in enumerate(file_lines(path), 1))
+        return _paragraph_documents(path, lines)
+    return (Document(path, str(number), [line]) for number, line in lines)
 
 
 def read_documents(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Document]:
@@ -110,10 +118,12 @@ def read_documents(spec: str, options: DocumentOptions = DocumentOptions()) -> I
         yield from file_documents(path, options)
 
 
-def _jsonl_documents(path: str, field: str) -> Iterator[Document]:
-    """A document a JSON object, its text in `field` (blank lines skipped)."""
+def _jsonl_documents(path: str, lines: Iterator[tuple[int, str]],
+                     field: str) -> Iterator[Document]:
+    """A document a JSON object of a file's (numbered) lines, its text in `field` (blank lines
+    skipped)."""
     name = display_name(path)
-    for number, line in enumerate(file_lines(path), 1):
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -140,11 +150,12 @@ def _json_type(value) -> str:
     return next(kind for types, kind in kinds if isinstance(value, types))
 
 
-def _paragraph_documents(path: str) -> Iterator[Document]:
-    """Documents separated by blank lines; each of their lines a paragraph."""
+def _paragraph_documents(path: str, lines: Iterator[tuple[int, str]]) -> Iterator[Document]:
+    """Documents of a file's (numbered) lines separated by blank lines; each of their lines a
+    paragraph."""
     paragraphs: list[str] = []
     count = 0
-    for line in file_lines(path):
+    for _, line in lines:
         if line.strip():
             paragraphs.append(line)
         elif paragraphs:

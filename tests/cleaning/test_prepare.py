@@ -121,3 +121,42 @@ def test_prepare_imports_none_of_the_heavy_packages(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_bad_lines_fail_skip_or_replace_as_in_mine(tmp_path):
+    """--bad-lines of a JSON-lines or text input: fail names the option, skip drops the line (its
+    record) and names it, replace decodes it with U+FFFD; counted on stderr and in OUTPUT.json."""
+    records = tmp_path / "docs.jsonl"
+    records.write_bytes(b'{"text": "Le livre est sur la table de la cuisine ce matin."}\n'
+                        b'{"text": "Caf\xe9 au lait pour tout le monde dans la maison."}\n'
+                        b'{"text": "Nous partons demain matin pour la gare de Lyon."}\n')
+    out = tmp_path / "out.txt"
+
+    def prepare(*options):
+        return CliRunner().invoke(main, ["prepare", str(records), "--lang", "fr", "-o", str(out),
+                                         "--no-lid", "--provenance", "-q", *options])
+    failed = prepare()
+    assert failed.exit_code == 1 and not out.exists()
+    assert failed.stderr == (f"laser: error: {records}:2: invalid UTF-8 at byte 14 (--bad-lines "
+                             "skip drops such lines or replace decodes them with U+FFFD)\n")
+    named = f"{records}:2 (invalid UTF-8 at byte 14)"
+    skipped = prepare("--bad-lines", "skip")
+    assert skipped.exit_code == 0, skipped.output
+    assert skipped.stderr == ("laser: warning: skipped 1 line that is not UTF-8 text "
+                              f"(--bad-lines skip): {named}\n")
+    # the records keep their line numbers as names: the third is still 3
+    assert [line.split("\t")[0::2] for line in out.read_text().splitlines()] == [
+        ["Le livre est sur la table de la cuisine ce matin.", "1", "1"],
+        ["Nous partons demain matin pour la gare de Lyon.", "3", "1"]]
+    assert json.loads((tmp_path / "out.txt.json").read_text())["bad_lines"] == \
+        {"policy": "skip", "count": 1, "named": [named]}
+    replaced = prepare("--bad-lines", "replace")
+    assert "replaced bad bytes with U+FFFD in 1 line" in replaced.stderr
+    assert out.read_text().splitlines()[1].startswith("Caf\ufffd au lait")
+    assert json.loads((tmp_path / "out.txt.json").read_text())["bad_lines"]["count"] == 1
+    text = tmp_path / "paragraphs.txt"  # one document a line: a skipped line is no document
+    text.write_bytes(b"Le livre est sur la table de la cuisine.\n\xff\xfe\n")
+    done = CliRunner().invoke(main, ["prepare", str(text), "--lang", "fr", "-o", str(out),
+                                     "--no-lid", "-q", "--bad-lines", "skip"])
+    assert done.exit_code == 0 and f"{text}:2 (invalid UTF-8 at byte 1)" in done.stderr
+    assert out.read_text() == "Le livre est sur la table de la cuisine.\n"
