@@ -37,35 +37,70 @@ COMMAND_MODULES = {
 
 
 class LaserCommand(click.Command):
-    """A click command that says in laser's one line why it got more arguments than it takes:
-    most often a shell's expansion of an unquoted glob meant as one input."""
+    """A click command that says in laser's one line why it got more arguments than it takes,
+    before it checks any option: most often a shell's expansion of an unquoted glob meant as
+    one input."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        allowed, ctx.allow_extra_args = ctx.allow_extra_args, True
+        if not ctx.allow_extra_args and not ctx.resilient_parsing:
+            self._refuse_extra_arguments(ctx, args)
+        return super().parse_args(ctx, args)
+
+    def _refuse_extra_arguments(self, ctx: click.Context, args: list[str]) -> None:
+        slots = [param for param in self.params if isinstance(param, click.Argument)]
+        if any(param.nargs < 0 for param in slots) or set(args) & set(ctx.help_option_names):
+            return  # it takes any number, or --help shows what it takes
         try:
-            rest = super().parse_args(ctx, args)
-        finally:
-            ctx.allow_extra_args = allowed
-        if ctx.args and not allowed and not ctx.resilient_parsing:
-            raise LaserError(extra_arguments_message(self, ctx))
-        return rest
+            found, extra, _ = self.make_parser(ctx).parse_args(args=list(args))
+        except click.UsageError:
+            return  # an unknown option or a missing value: click says so
+        if extra:
+            given = [value for param in slots if param.name in found
+                     for value in ([found[param.name]] if param.nargs == 1
+                                   else found[param.name])]
+            raise LaserError(extra_arguments_message(self, ctx, given, extra))
 
 
-def extra_arguments_message(command: click.Command, ctx: click.Context) -> str:
-    """What is wrong with the arguments past those `command` takes, and what to do."""
+def extra_arguments_message(command: click.Command, ctx: click.Context, given: list[str],
+                            extra: list[str]) -> str:
+    """What is wrong with the arguments past those `command` takes (`given` to them, then
+    `extra`), and what to do."""
     names = [param.human_readable_name for param in command.params
              if isinstance(param, click.Argument)]
-    taken = f"{len(names)} argument{'s' * (len(names) != 1)} ({' '.join(names)})" \
+    takes = f"{len(names)} argument{'s' * (len(names) != 1)} ({' '.join(names)})" \
         if names else "no argument"
-    shown = " ".join(ctx.args[:3]) + (" ..." if len(ctx.args) > 3 else "")
+    shown = " ".join(extra[:3]) + (" ..." if len(extra) > 3 else "")
     path = " ".join(["laser", *ctx.command_path.split()[1:]])  # as run, whatever argv[0] was
-    message = (f"{path} takes {taken}, and got {len(ctx.args)} more ({shown})")
-    if any(os.path.lexists(arg) for arg in ctx.args):
+    message = f"{path} takes {takes}, and got {len(extra)} more ({shown})"
+    pattern = expanded_glob([*given, *extra])
+    if names and (pattern or any(os.path.lexists(arg) for arg in extra)):
         each = (f"{names[0]} and {names[1]} are one argument each" if len(names) == 2 else
                 "each input is one argument")
         message += (f": did a shell expand an unquoted glob? {each}: quote the glob "
-                    "('DIR/*.gz') for laser to expand it, or pass a directory or @LIST")
+                    f"('{pattern or 'DIR/*.gz'}') for laser to expand it, or pass a directory "
+                    "or @LIST")
     return message
+
+
+def expanded_glob(paths: list[str]) -> Optional[str]:
+    """The glob a shell seems to have expanded into some of `paths`: the longest run of two or
+    more existing files of one folder with one suffix, as `FOLDER/*SUFFIX` (None: no run)."""
+    def kind(path: str) -> Optional[tuple[str, str]]:
+        return ((os.path.dirname(path), os.path.splitext(path)[1])
+                if os.path.isfile(path) else None)
+    best: list[str] = []
+    run: list[str] = []
+    for path in paths:
+        if run and kind(path) == kind(run[0]):
+            run.append(path)
+        else:
+            run = [path] if kind(path) else []
+        if len(run) >= 2 and len(run) > len(best):
+            best = list(run)
+    if not best:
+        return None
+    folder, suffix = kind(best[0])
+    return os.path.join(folder, f"*{suffix}")
 
 
 class LaserSubgroup(click.Group):
