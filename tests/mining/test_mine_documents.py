@@ -67,6 +67,29 @@ def test_a_jsonl_side_mines_as_its_wet_file_and_names_its_urls(tmp_path):
            "boilerplate; kept 7" in stderr
 
 
+def test_bad_lines_of_a_document_side_fail_or_are_skipped(tmp_path):
+    """--bad-lines reaches a side read as documents: a JSON line that is not UTF-8 text fails
+    the run naming the option, or with skip is dropped (named on stderr) and the rest mined."""
+    src = write_jsonl(tmp_path / "fr.jsonl", FRENCH_PAGES, field="body")
+    with open(src, "ab") as out:
+        out.write(b'{"url": "http://jardin.example/fr/abimee", "body": "Caf\xe9 noir."}\n')
+    trg = write_wet(tmp_path / "en.warc.wet.gz", ENGLISH_PAGES)
+    failed = CliRunner().invoke(main, ["mine", str(src), str(trg), "--src-lang", "fr",
+                                       "--trg-lang", "en", "--text-field", "body", "-q",
+                                       "-o", str(tmp_path / "mined.jsonl")])
+    assert failed.exit_code == 1
+    assert failed.stderr.splitlines()[-1] == (
+        f"laser: error: {src}:5: invalid UTF-8 at byte 56 (--bad-lines skip drops such lines or "
+        "replace decodes them with U+FFFD)")
+    stderr = _mine(src, trg, tmp_path / "mined.jsonl", "--output-format", "jsonl",
+                   "--text-field", "body", "--bad-lines", "skip")
+    assert f"laser: warning: skipped 1 line that is not UTF-8 text (--bad-lines skip): {src}:5 " \
+           "(invalid UTF-8 at byte 56)" in stderr.splitlines()
+    records = [json.loads(line) for line in (tmp_path / "mined.jsonl").read_text().splitlines()]
+    assert {(record["src_document"], record["src_paragraph"], record["src_sentence"],
+             record["trg_document"]) for record in records} == _expected_pairs()
+
+
 def test_a_rerun_reuses_the_cleaning_stage(tmp_path):
     src = write_wet(tmp_path / "fr.warc.wet.gz", FRENCH_PAGES)
     trg = write_wet(tmp_path / "en.warc.wet.gz", ENGLISH_PAGES)
