@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 
 from ..errors import LaserError
 from ..io.atomic import atomic_text_output
+from ..io.bad_lines import BadLines
 from ..io.documents import Document, DocumentOptions, is_document_input, read_documents
 from ..text.languages import AUTO
 
@@ -70,19 +71,23 @@ def _splitter(options: DocumentOptions):
     return split
 
 
-def read_sentences(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Sentence]:
-    """The sentences of an input's documents with their provenance, in order."""
-    for document in read_documents(spec, options):
+def read_sentences(spec: str, options: DocumentOptions = DocumentOptions(),
+                   bad: Optional[BadLines] = None) -> Iterator[Sentence]:
+    """The sentences of an input's documents with their provenance, in order (lines that are
+    not UTF-8 text failed, skipped or replaced and counted by `bad`: `file_documents`)."""
+    for document in read_documents(spec, options, bad):
         yield from document_sentences(document, options)
 
 
 @contextmanager
 def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] = None,
-                   sentences_out: Optional[str] = None) -> Iterator[str]:
+                   sentences_out: Optional[str] = None,
+                   bad: Optional[BadLines] = None) -> Iterator[str]:
     """A sentence file of an input for the commands that read one sentence a line: `spec`
     itself when it is one (and is not to be split), else a temporary file (in `workdir`,
     removed afterwards) of the sentences of its documents; `sentences_out` gets each of them
-    with its provenance (TSV: sentence, file, document, paragraph, sentence number)."""
+    with its provenance (TSV: sentence, file, document, paragraph, sentence number). Lines
+    of documents that are not UTF-8 text are read as `bad` says (`read_sentences`)."""
     if not is_document_input(spec, options):
         if sentences_out:
             raise LaserError("--sentences-out goes with documents or --split-sentences")
@@ -91,7 +96,7 @@ def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] =
     with tempfile.TemporaryDirectory(prefix=".laser-sentences-", dir=workdir) as folder:
         path = os.path.join(folder, "sentences.txt")
         with open(path, "w", encoding="utf-8") as out, _origins_output(sentences_out) as origins:
-            for sentence in read_sentences(spec, options):
+            for sentence in read_sentences(spec, options, bad):
                 out.write(f"{sentence.text}\n")
                 if origins:
                     origins.write(sentence.tsv())
@@ -99,12 +104,12 @@ def sentence_input(spec: str, options: DocumentOptions, workdir: Optional[str] =
 
 
 def write_sentences(spec: str, output: str, options: DocumentOptions,
-                    provenance: bool = False) -> int:
+                    provenance: bool = False, bad: Optional[BadLines] = None) -> int:
     """Write the sentences of an input's documents to `output` (atomically), one a line (with
-    `provenance`: as `Sentence.tsv` lines); how many."""
+    `provenance`: as `Sentence.tsv` lines); how many (`bad`: as `read_sentences`)."""
     count = 0
     with atomic_text_output(output) as out:
-        for sentence in read_sentences(spec, options):
+        for sentence in read_sentences(spec, options, bad):
             out.write(sentence.tsv() if provenance else f"{sentence.text}\n")
             count += 1
     return count

@@ -70,7 +70,7 @@ def embed(input_path, output, lang, lang_out, fp16, fmt, provenance, documents, 
     check_embed_job(input_path, output, embed_options, sentences_out)
     check_binary_output(output, f"embeddings ({fmt})")
     with sentence_input(input_path, inputs.in_language(lang), work_dir(output),
-                        sentences_out) as sentences:
+                        sentences_out, bad_lines) as sentences:
         if distributed:
             if documents:
                 raise LaserError("--documents does not run on --ray yet; embed documents in one "

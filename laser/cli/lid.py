@@ -40,7 +40,7 @@ def lid(input_path, output, top, min_prob, lid_model, bad_lines, quiet, document
     from ..lid.files import LidOptions, identify_file
     from ..search.inputs import work_dir
     with sentence_input(input_path, documents.in_language(AUTO), work_dir(output),
-                        sentences_out) as sentences:
+                        sentences_out, bad_lines) as sentences:
         report = identify_file(sentences, output, LidOptions(lid_model, top, not quiet,
                                                              min_prob, bad_lines))
     say_bad_lines(bad_lines)

@@ -45,7 +45,8 @@ def split(input_path, lang, output, with_line, lid_model, bad_lines, quiet, docu
                              "--provenance")
         from ..cleaning.sentences import write_sentences
         count = write_sentences(input_path, output, replace(documents.in_language(lang),
-                                                            split=True), provenance)
+                                                            split=True), provenance, bad_lines)
+        say_bad_lines(bad_lines)
         if not quiet:
             click.echo(f"wrote {count} sentences of {input_path}'s documents", err=True)
         return

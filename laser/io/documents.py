@@ -96,9 +96,8 @@ def is_document_input(spec: str, options: DocumentOptions = DocumentOptions()) -
 def file_documents(path: str, options: DocumentOptions = DocumentOptions(),
                    bad: Optional[BadLines] = None) -> Iterator[Document]:
     """The documents of one file, in order; its lines that are not UTF-8 text are failed,
-    skipped or replaced as `options.bad_lines` says, and counted in `bad` when given (whose
-    option the error of `fail` names). A document named by its line keeps the line's number
-    in the file."""
+    skipped or replaced as `bad` says, and counted in it (default: as `options.bad_lines`
+    says). A document named by its line keeps the line's number in the file."""
     kind = input_format(path, options)
     if kind == WARC:
         from .warc import warc_records  # warcio, only for WARC files
@@ -112,10 +111,12 @@ def file_documents(path: str, options: DocumentOptions = DocumentOptions(),
     return (Document(path, str(number), [line]) for number, line in lines)
 
 
-def read_documents(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Document]:
-    """The documents of an input (a file, directory, glob or @LIST), file after file."""
+def read_documents(spec: str, options: DocumentOptions = DocumentOptions(),
+                   bad: Optional[BadLines] = None) -> Iterator[Document]:
+    """The documents of an input (a file, directory, glob or @LIST), file after file (its
+    lines that are not UTF-8 text as `file_documents` reads them)."""
     for path in expand(spec):
-        yield from file_documents(path, options)
+        yield from file_documents(path, options, bad)
 
 
 def _jsonl_documents(path: str, lines: Iterator[tuple[int, str]],

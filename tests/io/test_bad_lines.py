@@ -239,3 +239,24 @@ def test_dedup_skip_keeps_the_line_numbers_and_the_rows_of_the_input(tmp_path):
     # embedded now: the same ids and report
     ok("dedup", path, "-l", "en", "--bad-lines", "skip", "--threshold", "0.99", *outputs)
     assert (tmp_path / "ids").read_text().splitlines()[:2] == ["0", "2"]
+
+
+def test_lid_split_and_embed_read_documents_as_the_option_says(tmp_path):
+    """A JSON-lines input (documents) is read as the option says too: its record of bad
+    bytes skipped or replaced, and named."""
+    records = tmp_path / "docs.jsonl"
+    records.write_bytes(b'{"text": "Le livre est sur la table."}\n{"text": "Caf\xe9 noir."}\n'
+                        b'{"text": "Merci beaucoup."}\n')
+    named = f"{records}:2 (invalid UTF-8 at byte 14)"
+    assert one_error_line(run("lid", records)).endswith(
+        f"{records}:2: invalid UTF-8 at byte 14 (--bad-lines skip drops such lines or replace "
+        "decodes them with U+FFFD)")
+    skipped = ok("lid", records, "--bad-lines", "skip", "-q")
+    assert len(skipped.stdout.splitlines()) == 2 and named in skipped.stderr
+    split = ok("split", records, "-l", "fr", "--bad-lines", "skip", "-q")
+    assert split.stdout == "Le livre est sur la table.\nMerci beaucoup.\n" and named in split.stderr
+    out = tmp_path / "docs.npy"
+    ok("embed", records, "-l", "fr", "-o", out, "--bad-lines", "replace", "-q")
+    assert np.load(out).shape[0] == 3
+    assert json.loads((tmp_path / "docs.npy.json").read_text())["bad_lines"] == \
+        {"policy": "replace", "count": 1, "named": [named]}
