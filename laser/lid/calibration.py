@@ -8,6 +8,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -59,15 +60,27 @@ class Calibration:
         """The k best labels of each line [lines, k] and their calibrated probabilities (-1 and
         0 past a line's finite scores), the lines `lengths` words long; overwrites `scores`."""
         buckets = length_buckets(self.starts, lengths)
-        temperatures = np.array([curve.temperature for curve in self.curves], np.float32)
+        temperatures, xs, ys = self._joined
         scores /= temperatures[buckets][:, None]
         labels, probabilities = softmax_top(scores, k)
-        for bucket, curve in enumerate(self.curves):
-            rows = (buckets == bucket) & (labels[:, 0] >= 0) if curve.xs else None
-            if rows is not None and rows.any():
-                probabilities[rows] = np.interp(probabilities[rows], curve.xs, curve.ys)
+        # every bucket's map at once: bucket b's on [2b, 2b + 1]
+        probabilities = np.interp(probabilities + 2 * buckets[:, None], xs, ys).astype(np.float32)
         probabilities[labels < 0] = 0.0
         return labels, probabilities
+
+    @cached_property
+    def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The curves' temperatures, and their maps as one map: bucket b's points shifted by
+        2b, each held at its ends over [0, 1] as np.interp holds it (no map: the identity)."""
+        xs: list[float] = []
+        ys: list[float] = []
+        for bucket, curve in enumerate(self.curves):
+            points = list(zip(curve.xs, curve.ys)) or [(0.0, 0.0), (1.0, 1.0)]
+            points = [(0.0, points[0][1])] + points + [(1.0, points[-1][1])]
+            xs += [2 * bucket + x for x, _ in points]
+            ys += [y for _, y in points]
+        return (np.array([curve.temperature for curve in self.curves], np.float32),
+                np.array(xs), np.array(ys))
 
     def save(self, path: str | os.PathLike) -> None:
         """Written as JSON (atomically)."""
