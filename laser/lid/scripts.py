@@ -140,8 +140,8 @@ def line_lengths(text: bytes, tokens: np.ndarray, scripts: np.ndarray) -> np.nda
     lengths = tokens.astype(np.int64)
     spaceless = np.isin(scripts, no_space_ids())
     if spaceless.any():
-        counted = (characters(text, len(tokens))[spaceless] + CHARACTERS_A_WORD - 1)
-        lengths[spaceless] = counted // CHARACTERS_A_WORD
+        counted = characters(text, len(tokens))[spaceless]
+        lengths[spaceless] = (counted + CHARACTERS_A_WORD - 1) // CHARACTERS_A_WORD
     return lengths
 
 
