@@ -94,21 +94,28 @@ light-test: install
 bench: install
 	$(BIN)/python bench/embed_speed.py
 
-# Rebuilds models/default/laser-lid.ftz from the corpus (docs/language-id.md, "The model").
+# Rebuilds models/default/laser-lid.ftz from the corpus (docs/language-id.md, "The model"), then
+# its calibration beside it, fitted on the corpus dev split and its pieces (docs/language-id.md,
+# "Probabilities you can threshold").
 lid-model:
 	$(PYTHON) -m venv $(LID_VENV)
 	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
 		--out models/default/laser-lid.ftz
+	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_calibrate.py --corpus $(CORPUS) \
+		--model models/default/laser-lid.ftz
 
 # The shipped recipe with each language's held-out source family left out of train: the model that
-# `make bench-lid` scores out of source (docs/language-id.md, "Out of source").
+# `make bench-lid` scores out of source (docs/language-id.md, "Out of source"), with its
+# calibration fitted as the shipped model's.
 LID_HELD_OUT := build/lid-held/laser-lid.held-out.ftz
 lid-held-out-model:
 	$(PYTHON) -m venv $(LID_VENV)
 	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
 		--hold-out-sources --work build/lid-held --out $(LID_HELD_OUT)
+	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_calibrate.py --corpus $(CORPUS) \
+		--model $(LID_HELD_OUT)
 
 # The language-ID table of docs/language-id.md: the model against py3langid, pycld2 and lingua
 # (with the out-of-source, short-line and calibration tables where `make lid-held-out-model` ran).

@@ -28,6 +28,8 @@ file and writes the same output (without laser lid's input checks). One BLAS thr
 
     bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
         --laser .venv/bin/laser --speed-only      # the two `laser lid` rows alone
+    bench/.venv-lid/bin/python bench/lid.py ../shared/data/corpus ../shared/data/sib200 \
+        --held-out-model build/lid-held/laser-lid.held-out.ftz --calibration-only
 """
 from __future__ import annotations
 
@@ -53,9 +55,10 @@ for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from laser.lid.calibration import expected_calibration_error, fit_calibration  # noqa: E402
-from laser.lid.corpus import (SourceOf, corpus_files, flores_dev_rows, is_short,  # noqa: E402
-                              label_of, language_of, pairs, piece_of)
+from laser.lid.calibration import (LENGTH_BUCKETS, FitOptions,  # noqa: E402
+                                   expected_calibration_error, fit_calibration)
+from laser.lid.corpus import (SourceOf, corpus_files, dev_lines, flores_dev_rows,  # noqa: E402
+                              is_short, language_of, pairs, piece_of, with_pieces)
 from laser.lid.model import LanguageIdentifier, shipped_model_path  # noqa: E402
 from laser.text.flores import MACROLANGUAGES  # noqa: E402
 from laser.text.languages import iso_table  # noqa: E402
@@ -132,9 +135,7 @@ def package_view(codes: set[str], known: set[str]) -> dict[str, str]:
 
 def held_out(corpus: Path, sib200: Path, per_language: int) -> dict[str, dict[str, list[str]]]:
     """Set name -> ISO 639-3 language -> lines (at most `per_language` of each)."""
-    dev = {language_of(path): [foreign for foreign, _ in pairs(path)][:per_language]
-           for path in corpus_files(corpus, "dev")}
-    dev = {language: lines for language, lines in dev.items() if lines}
+    dev = dev_lines(corpus, per_language)
     flores = {code.split("_")[0]: lines[:per_language]
               for code, lines in flores_dev_rows(sib200).items()}
     return {"corpus dev": dev, FLORES_DEV: flores}
@@ -376,53 +377,59 @@ def calibration_error(score: Score, by_language: dict[str, list[str]],
     return expected_calibration_error(probabilities, correct), len(probabilities)
 
 
-def fitted(path: Optional[str], dev: dict[str, list[str]]) -> LanguageIdentifier:
+def fitted(path: Optional[str], dev: dict[str, list[str]],
+           starts: tuple[int, ...]) -> LanguageIdentifier:
     """The model at `path` with a calibration fitted in this run on the corpus dev lines and
-    one piece (laser.lid.corpus.piece_of) of each: lines that no calibration table reports."""
-    rng = random.Random(1)
-    lines, labels = [], []
-    for language, texts in dev.items():
-        for line in texts:
-            for text in (line, piece_of(line, rng)):
-                label = label_of(language, text) if text else None
-                if label:
-                    lines.append(text)
-                    labels.append(label)
+    one piece of each (laser.lid.corpus.with_pieces: lines that no calibration table reports),
+    a curve for each bucket of line lengths from `starts` ((1,): one for every line)."""
     raw = LanguageIdentifier(path, calibrated=False)
     model = LanguageIdentifier(path, calibrated=False)
-    model.calibration = fit_calibration(raw.scored(lines, labels))
+    model.calibration = fit_calibration(raw.scored(*with_pieces(dev)), FitOptions(starts=starts))
     return model
 
 
 def calibration_table(sets: dict, models: dict[str, Optional[str]], known: set[str]) -> list[str]:
     """The expected calibration error on each set that neither fit saw (the out-of-source sets
-    for the held-out model, FLORES dev for the model): uncalibrated, with its calibration fitted
-    here on the corpus dev split, with its own calibration file where it has one, and py3langid's
-    and lingua's on their languages. pycld2 reports no probability (its percentages are shares
-    of the text's bytes)."""
+    for the held-out model, FLORES dev for the model): uncalibrated, with a calibration fitted
+    here on the corpus dev split and its pieces (one curve for every line, and one for each
+    bucket of line lengths, as tasks/lid_calibrate.py fits it), with its own calibration file
+    where it has one, and py3langid's and lingua's on their languages. pycld2 reports no
+    probability (its percentages are shares of the text's bytes)."""
     packages = {"py3langid": py3langid_scored(known), "lingua": lingua_scored(known)}
     package_languages = {"py3langid": {iso3_of(code, known) for code in py3langid_identify(known)[1]},
                          "lingua": {iso3_of(code, known) for code in lingua_identify(known)[1]}}
     out = [f"Expected calibration error (15 bins, the answered lines; at most {ECE_LINES} lines "
            "a language):", "", "| set | model | lines | uncalibrated | calibrated here on corpus "
-           "dev | its calibration file | py3langid | lingua |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+           "dev, one curve | by line length | its calibration file | py3langid | lingua |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     dev = sets["corpus dev"]
     for model_name, path in models.items():
-        raw = LanguageIdentifier(path, calibrated=False)
         own = LanguageIdentifier(path)
-        here = fitted(path, dev)
+        ours_ = [LanguageIdentifier(path, calibrated=False), fitted(path, dev, (1,)),
+                 fitted(path, dev, LENGTH_BUCKETS)]
         for set_name in ([FLORES_DEV] if model_name == "model" else [OUT_OF_SOURCE, SHORT, PIECES]):
             by_language = sets[set_name]
-            errors = [calibration_error(laser_scored(model), by_language)
-                      for model in (raw, here)]
+            errors = [calibration_error(laser_scored(model), by_language) for model in ours_]
             mine = (f"{calibration_error(laser_scored(own), by_language)[0]:.3f}"
                     if own.calibration else "none")
             theirs = [calibration_error(score, by_language, package_languages[name])[0]
                       for name, score in packages.items()]
-            out.append(f"| {set_name} | {model_name} | {errors[0][1]:,} | {errors[0][0]:.3f} | "
-                       f"{errors[1][0]:.3f} | {mine} | {theirs[0]:.3f} | {theirs[1]:.3f} |")
+            out.append(f"| {set_name} | {model_name} | {errors[0][1]:,} | "
+                       + " | ".join(f"{error:.3f}" for error, _ in errors)
+                       + f" | {mine} | {theirs[0]:.3f} | {theirs[1]:.3f} |")
             print(out[-1], file=sys.stderr)
-    return out + [""]
+    return out + ["", same_answers(sets, models["model"]), ""]
+
+
+def same_answers(sets: dict, path: Optional[str]) -> str:
+    """Whether the model's calibration file leaves its answers as they are: the same 3 best
+    codes, in the same order, on every corpus dev and FLORES dev line."""
+    raw, own = LanguageIdentifier(path, calibrated=False), LanguageIdentifier(path)
+    lines = [line for name in ("corpus dev", FLORES_DEV) for texts in sets[name].values()
+             for line in texts]
+    same = sum(a == b for a, b in zip(raw.ranked(lines, 3)[0], own.ranked(lines, 3)[0]))
+    return (f"The model with its calibration file and without: the same 3 best codes in the "
+            f"same order on {same:,} of the {len(lines):,} corpus dev and FLORES dev lines.")
 
 
 def package_table(sets: dict, ours_found: dict, known: set[str]) -> list[str]:
@@ -496,6 +503,15 @@ def accuracy_of(found: dict[str, list[str]], language: str) -> float:
     return sum(code == language for code in codes) / len(codes)
 
 
+def known_languages(sets: dict) -> set[str]:
+    return {language for by_language in sets.values() for language in by_language}
+
+
+def calibrated_models(args: argparse.Namespace) -> dict[str, Optional[str]]:
+    """The calibration table's models: the model, scored on FLORES dev, and the held-out one."""
+    return {"model": args.model, "held-out model": args.held_out_model}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -511,29 +527,36 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the end-to-end speed of `laser lid` and its baseline")
+    parser.add_argument("--calibration-only", action="store_true",
+                        help="only the calibration table (needs --held-out-model)")
     if sys.argv[1:2] == ["--fasttext-predict-lid"]:  # the baseline's subprocess
         fasttext_predict_lid(*sys.argv[2:5])
         return
     args = parser.parse_args()
+    if args.calibration_only and not args.held_out_model:
+        parser.error("--calibration-only needs --held-out-model")
     if args.speed_only:
         sets = {"corpus dev": held_out(args.corpus, args.sib200, args.per_language)["corpus dev"]}
         print("\n".join(speed_table(shlex.split(args.laser), sets, args.model)))
         return
 
     sets = held_out(args.corpus, args.sib200, args.per_language)
+    if args.calibration_only:
+        sets.update(out_of_source_sets(args.corpus, args.out_of_source_per_language))
+        print("\n".join(calibration_table(sets, calibrated_models(args), known_languages(sets))))
+        return
     model = LanguageIdentifier(args.model)
     ours_found, ours_speed = predictions(ours(model), sets)
     if args.held_out_model:
         oos = out_of_source_sets(args.corpus, args.out_of_source_per_language)
         held_found, _ = predictions(ours(LanguageIdentifier(args.held_out_model)), oos)
         sets, ours_found = {**sets, **oos}, {**ours_found, **held_found}
-    known = {language for by_language in sets.values() for language in by_language}
+    known = known_languages(sets)
     out = package_table(sets, ours_found, known)
     out += summary(ours_found, ours_speed, known)
     if args.held_out_model:
         out += out_of_source_summary(ours_found, training_lines(args.corpus))
-        out += calibration_table(sets, {"model": args.model, "held-out model":
-                                        args.held_out_model}, known)
+        out += calibration_table(sets, calibrated_models(args), known)
     out += speed_table(shlex.split(args.laser), sets, args.model)
     dev = ours_found["corpus dev"]
     out += ["", "Per-language F1 on the corpus dev split (worst first):", "",

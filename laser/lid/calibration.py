@@ -8,6 +8,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -25,55 +26,105 @@ TEMPERATURES = (0.02, 50.0)  # the search's bounds
 SEARCH_STEPS = 80
 
 
+# The line lengths (in words: laser.lid.scripts.line_lengths) where each bucket of lengths
+# starts; each bucket has its own temperature and map (a word alone is read otherwise than a
+# sentence).
+LENGTH_BUCKETS = (1, 2, 3, 4, 8)
+MIN_BUCKET_LINES = 200  # a bucket with fewer fitting lines takes the calibration of all lines
+
+
 @dataclass(frozen=True)
-class Calibration:
-    """A model's calibrated probabilities: the softmax of its scores (logits; with `hs`,
+class Curve:
+    """One bucket's calibration: the softmax of the scores (logits; with `hs`,
     log-probabilities) divided by `temperature`, over the labels a line's script allows, then
-    the best labels' probabilities through the monotone piecewise-linear map through the
-    points (`xs`, `ys`) where it has one."""
+    the best labels' probabilities through the monotone piecewise-linear map through the points
+    (`xs`, `ys`) where it has one."""
 
     temperature: float = 1.0
     xs: tuple[float, ...] = ()
     ys: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A model's calibrated probabilities, a curve for each bucket of line lengths: `curves[i]`
+    for the lines of `starts[i]` words or more, up to the next bucket's start (a line of no
+    words in the first)."""
+
+    curves: tuple[Curve, ...] = (Curve(),)
+    starts: tuple[int, ...] = (1,)
     about: dict = field(default_factory=dict, compare=False)  # how it was fitted, for people
 
-    def top(self, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def top(self, scores: np.ndarray, k: int,
+            lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The k best labels of each line [lines, k] and their calibrated probabilities (-1 and
-        0 past a line's finite scores); overwrites `scores`."""
-        scores /= np.float32(self.temperature)
+        0 past a line's finite scores), the lines `lengths` words long; overwrites `scores`."""
+        buckets = length_buckets(self.starts, lengths)
+        temperatures, xs, ys = self._joined
+        scores /= temperatures[buckets][:, None]
         labels, probabilities = softmax_top(scores, k)
-        if self.xs:
-            probabilities = np.where(labels >= 0, np.interp(probabilities, self.xs, self.ys),
-                                     0).astype(np.float32)
+        # every bucket's map at once: bucket b's on [2b, 2b + 1]
+        probabilities = np.interp(probabilities + 2 * buckets[:, None], xs, ys).astype(np.float32)
+        probabilities[labels < 0] = 0.0
         return labels, probabilities
+
+    @cached_property
+    def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The curves' temperatures, and their maps as one map: bucket b's points shifted by
+        2b, each held at its ends over [0, 1] as np.interp holds it (no map: the identity)."""
+        xs: list[float] = []
+        ys: list[float] = []
+        for bucket, curve in enumerate(self.curves):
+            points = list(zip(curve.xs, curve.ys)) or [(0.0, 0.0), (1.0, 1.0)]
+            points = [(0.0, points[0][1])] + points + [(1.0, points[-1][1])]
+            xs += [2 * bucket + x for x, _ in points]
+            ys += [y for _, y in points]
+        return (np.array([curve.temperature for curve in self.curves], np.float32),
+                np.array(xs), np.array(ys))
 
     def save(self, path: str | os.PathLike) -> None:
         """Written as JSON (atomically)."""
         with atomic_text_output(str(path)) as out:
-            json.dump({"method": "temperature" + (", monotone map" if self.xs else ""),
-                       "temperature": self.temperature, "map": {"x": list(self.xs),
-                                                                "y": list(self.ys)},
+            json.dump({"method": "temperature, monotone map, by line length in words",
+                       "buckets": [{"from_words": start, "temperature": curve.temperature,
+                                    "map": {"x": list(curve.xs), "y": list(curve.ys)}}
+                                   for start, curve in zip(self.starts, self.curves)],
                        **self.about}, out, indent=1)
             out.write("\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Calibration":
-        """Read from its JSON file; a one-line error naming it when it is not one."""
+        """Read from its JSON file (one written before the buckets, its `temperature` and
+        `map` at the top: one bucket); a one-line error naming it when it is not one."""
         try:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
-            temperature = float(data["temperature"])
-            points = data.get("map") or {}
-            xs, ys = tuple(map(float, points.get("x", ()))), tuple(map(float, points.get("y", ())))
+            buckets = data["buckets"] if "buckets" in data else [{"from_words": 1, **data}]
+            starts = tuple(int(bucket["from_words"]) for bucket in buckets)
+            curves = tuple(map(_curve, buckets))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise LaserError(f"{path}: not a language-ID calibration file ({error})") from None
-        if not temperature > 0 or len(xs) != len(ys) or list(xs) != sorted(xs) \
-                or list(ys) != sorted(ys):
-            raise LaserError(f"{path}: a calibration needs a positive temperature and a "
-                             "nondecreasing map")
+        if not curves or list(starts) != sorted(set(starts)) or not all(
+                curve.temperature > 0 and len(curve.xs) == len(curve.ys)
+                and list(curve.xs) == sorted(curve.xs) and list(curve.ys) == sorted(curve.ys)
+                for curve in curves):
+            raise LaserError(f"{path}: a calibration needs buckets of increasing lengths, each "
+                             "with a positive temperature and a nondecreasing map")
         about = {key: value for key, value in data.items()
-                 if key not in ("method", "temperature", "map")}
-        return cls(temperature, xs, ys, about)
+                 if key not in ("method", "temperature", "map", "buckets")}
+        return cls(curves, starts, about)
+
+
+def length_buckets(starts: Sequence[int], lengths: np.ndarray) -> np.ndarray:
+    """Each line's bucket (the index of its start in `starts`), by its length in words."""
+    return np.maximum(np.searchsorted(starts, lengths, side="right") - 1, 0)
+
+
+def _curve(bucket: dict) -> Curve:
+    """A bucket of a calibration file as its curve."""
+    points = bucket.get("map") or {}
+    return Curve(float(bucket["temperature"]), tuple(map(float, points.get("x", ()))),
+                 tuple(map(float, points.get("y", ()))))
 
 
 def calibration_path(model_path: str | os.PathLike) -> Path:
@@ -119,25 +170,58 @@ def answers_error(codes: Sequence[Sequence[str]], probabilities: Sequence[Sequen
 @dataclass(frozen=True)
 class Scored:
     """The lines a calibration is fitted on: each line's scores over the labels its script
-    allows (others -inf) [lines, labels], and its gold label's index."""
+    allows (others -inf) [lines, labels], its gold label's index and its length in words."""
 
     scores: np.ndarray  # float32
     gold: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+
+    def part(self, rows: np.ndarray) -> "Scored":
+        return Scored(self.scores[rows], self.gold[rows], self.lengths[rows])
 
 
-def fit_calibration(scored: Scored, monotone: bool = True) -> Calibration:
-    """The temperature that minimises the gold labels' negative log-likelihood, then (with
-    `monotone`) the nondecreasing map of the tempered best probability to the share of right
-    answers (isotonic regression over MAP_BINS groups of lines)."""
+@dataclass(frozen=True)
+class FitOptions:
+    """How a calibration is fitted: with the monotone map or the temperature alone, over which
+    buckets of line lengths (their starts: LENGTH_BUCKETS; (1,) for one curve of every line),
+    and the fewest lines of a bucket fitted on its own (the others take the curve of all
+    lines)."""
+
+    monotone: bool = True
+    starts: tuple[int, ...] = LENGTH_BUCKETS
+    min_lines: int = MIN_BUCKET_LINES
+
+
+def fit_calibration(scored: Scored, options: FitOptions = FitOptions()) -> Calibration:
+    """For each bucket of line lengths, the temperature that minimises its lines' gold labels'
+    negative log-likelihood, then (with `monotone`) the nondecreasing map of the tempered best
+    probability to the share of right answers (isotonic regression over MAP_BINS groups of
+    lines); a bucket of fewer than `min_lines` lines gets the curve of all lines."""
     if not len(scored.gold):
         raise LaserError("no lines to fit the calibration on: none is labelled with a label "
                          "of the model that its script allows")
+    buckets = length_buckets(options.starts, scored.lengths)
+    pooled: Optional[Curve] = None
+    curves = []
+    for bucket in range(len(options.starts)):
+        rows = np.flatnonzero(buckets == bucket)
+        if len(rows) >= options.min_lines:
+            curves.append(_fit_curve(scored.part(rows), options.monotone))
+            continue
+        if pooled is None:
+            pooled = _fit_curve(scored, options.monotone)
+        curves.append(pooled)
+    return Calibration(tuple(curves), options.starts)
+
+
+def _fit_curve(scored: Scored, monotone: bool) -> Curve:
+    """The temperature, then the map, of one bucket's lines."""
     temperature = _best_temperature(scored)
     if not monotone:
-        return Calibration(temperature)
-    labels, probabilities = Calibration(temperature).top(scored.scores.copy(), 1)
-    xs, ys = isotonic_points(probabilities[:, 0], labels[:, 0] == scored.gold)
-    return Calibration(temperature, xs, ys)
+        return Curve(temperature)
+    labels, probabilities = Calibration((Curve(temperature),)).top(
+        scored.scores.copy(), 1, scored.lengths)
+    return Curve(temperature, *isotonic_points(probabilities[:, 0], labels[:, 0] == scored.gold))
 
 
 def negative_log_likelihood(scored: Scored, temperature: float) -> float:

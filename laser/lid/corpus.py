@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 from typing import Iterator, Optional
 
-from .scripts import line_script
+from .scripts import NO_SPACES, line_script
 
 PIVOT = "eng"
 # Corpus codes that fold a FLORES-200 language into its macrolanguage (the corpus's
@@ -50,6 +50,14 @@ def pairs(path: Path) -> Iterator[tuple[str, str]]:
         for line in lines:
             foreign, _, english = line.rstrip("\n").partition("\t")
             yield foreign.strip(), english.strip()
+
+
+def dev_lines(corpus: Path, per_language: int) -> dict[str, list[str]]:
+    """Language -> the foreign sides of its first `per_language` corpus dev pairs (the recipe
+    never trains on them), for the languages that have any."""
+    found = {language_of(path): [foreign for foreign, _ in pairs(path)][:per_language]
+             for path in corpus_files(corpus, "dev")}
+    return {language: lines for language, lines in found.items() if lines}
 
 
 FIRST_DEVTEST_ID = 997  # SIB-200 rows from here on are FLORES devtest, which the corpus holds
@@ -148,8 +156,7 @@ class SourceOf:
         return found
 
 
-# Scripts written without spaces between words: a line of them is short at SHORT_LETTERS letters.
-NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
+# A line of a script written without spaces between words is short at SHORT_LETTERS letters.
 SHORT_WORDS, SHORT_LETTERS = 3, 6
 
 
@@ -183,3 +190,18 @@ def piece_of(line: str, rng: random.Random) -> str:
         start = rng.randrange(max(1, len(words) - size + 1))
         piece = " ".join(words[start:start + size])
     return piece if letters(piece) else ""
+
+
+def with_pieces(by_language: dict[str, list[str]], seed: int = 1) -> tuple[list[str], list[str]]:
+    """Lines to fit a calibration on, and their labels (`label_of`): each line, and one piece
+    of 1 to 3 words of it (`piece_of`), those with letters."""
+    rng = random.Random(seed)
+    lines, labels = [], []
+    for language, texts in by_language.items():
+        for line in texts:
+            for text in (line, piece_of(line, rng)):
+                label = label_of(language, text) if text else None
+                if label:
+                    lines.append(text)
+                    labels.append(label)
+    return lines, labels

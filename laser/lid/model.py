@@ -17,7 +17,7 @@ from . import fasttext_file
 from ..text.languages import UNDETERMINED
 from .calibration import Calibration, Scored, read_calibration
 from .predictor import LABEL_PREFIX, LINES_AT_ONCE, Columns, Predictor, batch_text
-from .scripts import allowed_labels, label_script, script_ids
+from .scripts import allowed_labels, label_script, line_lengths, script_ids
 
 SHIPPED_FILE = "laser-lid.ftz"
 
@@ -97,13 +97,15 @@ class LanguageIdentifier:
         k = max(1, min(top, len(self.labels)))
         found = self._predictor.hidden_text(text, lines, unicode_spaces=True)
         scripts = script_ids(text, lines)
+        lengths = line_lengths(text, found.tokens, scripts) if self.calibration else None
         labels = np.full((lines, k), -1, np.int64)
         probabilities = np.zeros((lines, k), np.float32)
         for first in range(0, lines, LINES_AT_ONCE):  # bounded [lines, labels] scores
             part = scripts[first:first + LINES_AT_ONCE]
             for script in np.unique(part).tolist():
                 rows = np.flatnonzero(part == script) + first
-                chosen, chances = self._guess(found.hidden[rows], script, k)
+                chosen, chances = self._guess(found.hidden[rows], script, k,
+                                              None if lengths is None else lengths[rows])
                 labels[rows, :chosen.shape[1]] = chosen
                 probabilities[rows, :chosen.shape[1]] = chances
         labels[probabilities < min_prob] = -1
@@ -116,10 +118,12 @@ class LanguageIdentifier:
         probabilities[undetermined] = 0.0
         return Guesses(self._codes[labels], probabilities)
 
-    def _guess(self, hidden: np.ndarray, script: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _guess(self, hidden: np.ndarray, script: int, k: int,
+               lengths: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The k best labels (indices) of lines of one main script, among the labels it allows,
-        and their probabilities: a script's only label with 1; none for a script that allows
-        none (no letters)."""
+        and their probabilities (calibrated by the lines' `lengths` in words where the model
+        has a calibration): a script's only label with 1; none for a script that allows none
+        (no letters)."""
         columns = self._rules.columns[script]
         if self._rules.only[script] >= 0:
             return (np.full((len(hidden), 1), self._rules.only[script], np.int64),
@@ -127,24 +131,27 @@ class LanguageIdentifier:
         if columns is None:
             return np.full((len(hidden), 1), -1, np.int64), np.zeros((len(hidden), 1), np.float32)
         scores = self._predictor.scores(hidden, columns)
-        chosen, chances = (self.calibration or self._predictor).top(
-            scores, min(k, len(columns.labels)))
+        k = min(k, len(columns.labels))
+        chosen, chances = self._predictor.top(scores, k) if self.calibration is None \
+            else self.calibration.top(scores, k, lengths)
         return np.where(chosen >= 0, columns.labels[np.maximum(chosen, 0)], -1), chances
 
     def scored(self, lines: Sequence[str], gold: Sequence[str]) -> Scored:
         """The lines a calibration can be fitted on, with their scores over every label (-inf
-        for those their script does not allow): those whose gold label is a label of the model
-        that their script allows, among others (not `und`, not the only label of a script)."""
+        for those their script does not allow) and their lengths in words: those whose gold
+        label is a label of the model that their script allows, among others (not `und`, not
+        the only label of a script)."""
         text = batch_text(lines)
         found = self._predictor.hidden_text(text, len(lines), unicode_spaces=True)
         scripts = script_ids(text, len(lines))
+        lengths = line_lengths(text, found.tokens, scripts)
         index = {label: position for position, label in enumerate(self.labels)}
         golden = np.array([index.get(label, -1) for label in gold], np.int64)
         fitted = ((golden >= 0) & (found.counts > 0) & (self._rules.only[scripts] < 0)
                   & self._rules.allowed[scripts, np.maximum(golden, 0)])
         scores = self._predictor.scores(found.hidden[fitted])
         scores[~self._rules.allowed[scripts[fitted]]] = -np.inf
-        return Scored(scores, golden[fitted])
+        return Scored(scores, golden[fitted], lengths[fitted])
 
     def best(self, lines: Iterable[str]) -> list[str]:
         """The likeliest language of each line."""

@@ -31,6 +31,10 @@ WIDTHS = ("FULLWIDTH ", "HALFWIDTH ")  # ＡＢＣ and ｶﾀｶﾅ: the letters
 # letters alone may be Chinese (simplified or traditional), Japanese or Korean.
 LABEL_SCRIPTS = {"Hani": ("Hani", "Hans", "Hant", "Jpan", "Kore"),
                  "Jpan": ("Jpan", "Hira", "Kana", "Hrkt"), "Hang": ("Hang", "Kore")}
+# Scripts written without spaces between words: a line's length is counted in characters, and
+# CHARACTERS_A_WORD of them make a word.
+NO_SPACES = {"Hani", "Jpan", "Hira", "Kana", "Thai", "Laoo", "Khmr", "Mymr", "Tibt"}
+CHARACTERS_A_WORD = 2
 
 
 def char_script(char: str) -> Optional[str]:
@@ -121,3 +125,31 @@ def allowed_labels(labels: Sequence[str]) -> np.ndarray:
         table[index] = [script is None or script in allowed
                         or (code == OTHER and script not in named) for script in scripts]
     return table
+
+
+@lru_cache(maxsize=1)
+def no_space_ids() -> np.ndarray:
+    """The script ids (`script_ids`) of the scripts written without spaces."""
+    return np.array([index for index, code in enumerate(script_codes()) if code in NO_SPACES])
+
+
+def line_lengths(text: bytes, tokens: np.ndarray, scripts: np.ndarray) -> np.ndarray:
+    """Each line's length in words (int64), of `len(tokens)` lines of UTF-8 `text` (separated
+    by '\\n'): its tokens; for a line whose main script (`scripts`, its ids) is written without
+    spaces, its characters but spaces and controls, CHARACTERS_A_WORD a word (rounded up)."""
+    lengths = tokens.astype(np.int64)
+    spaceless = np.isin(scripts, no_space_ids())
+    if spaceless.any():
+        counted = characters(text, len(tokens))[spaceless]
+        lengths[spaceless] = (counted + CHARACTERS_A_WORD - 1) // CHARACTERS_A_WORD
+    return lengths
+
+
+def characters(text: bytes, lines: int) -> np.ndarray:
+    """The characters of each of `lines` lines of UTF-8 `text` (separated by '\\n'), not
+    counting ASCII spaces and controls."""
+    data = np.frombuffer(text + b"\n", np.uint8)  # the last line's start is a byte of it
+    starts = np.zeros(lines, np.int64)
+    starts[1:] = np.flatnonzero(data == ord("\n"))[:lines - 1] + 1
+    counted = (data > ord(" ")) & ((data & 0xC0) != 0x80)  # not a UTF-8 continuation byte
+    return np.add.reduceat(counted, starts, dtype=np.int64) if lines else starts
