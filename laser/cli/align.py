@@ -47,11 +47,10 @@ def align_command(src_path, trg_path, src_lang, trg_lang, src_model, trg_model, 
     from ..align.files import OutputOptions, align_files
     from ..align.models import side_embedders
     if many.wanted(src_path, trg_path):
-        if documents.split:
-            raise LaserError("--split-sentences goes with one document pair (SRC and TRG files)")
         return align_many(src_path, trg_path, output, many_settings(
             model, (src_lang, trg_lang), (src_model, trg_model), (src_path, trg_path),
-            AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score)), many, quiet)
+            AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score)), many,
+            documents, quiet)
     if not (src_path and trg_path):
         raise LaserError("give SRC and TRG (two documents or two folders), or --pairs LIST")
     output = output or "-"
