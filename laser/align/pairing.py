@@ -15,10 +15,11 @@ translation covers nearly all of both, two documents that merely share a subject
 
 Memory is bounded by the collections' vectors, not their text: the documents are streamed once
 into a spool on disk (`laser.align.spool`), the line counts of the rarity weights kept as 64-bit
-hashes; the vectors are computed document after document; candidates are re-scored one at a
-time, keeping only their scores, the embeddings of recently aligned documents held in a cache
-of `cache_mb`; and the beads of the pairs found are computed again, pair after pair, as they
-are written."""
+hashes; the vectors are computed a batch of documents at a time; candidates are re-scored one
+at a time, keeping only their scores in memory and their beads in another spool, with the
+embeddings of the documents aligned last held in a cache of `cache_mb` MiB (a document pushed
+out is embedded again when a later candidate comes back to it); and the pairs found are read
+back from the spools one at a time as they are written."""
 from __future__ import annotations
 
 import math
@@ -39,7 +40,7 @@ from .aligner import align_embeddings
 from .beads import AlignOptions, Bead
 from .collection import Document
 from .overlaps import Overlaps, embed_overlaps
-from .spool import SpooledCollection
+from .spool import Spool, SpooledCollection
 
 Embed = Callable[[list[str]], np.ndarray]
 # Sentences embedded at once for the document vectors (documents are batched up to it).
@@ -299,56 +300,52 @@ class EmbeddingCache:
         return embedded
 
 
-def aligned(cache: EmbeddingCache, src: Side, trg: Side, i: int, j: int,
-            options: AlignOptions) -> tuple[list[Bead], Embedded, Embedded]:
-    """The beads of source document `i` and target document `j`, with their embeddings."""
-    left, right = cache.get(src, i), cache.get(trg, j)
-    return align_embeddings(left.overlaps, right.overlaps, options), left, right
-
-
 def rescored(candidates: list[tuple[int, int]], src: Side, trg: Side, cache: EmbeddingCache,
-             align_options: AlignOptions, good_bead: float,
+             beads: Spool, align_options: AlignOptions, good_bead: float,
              progress: bool = False) -> list[DocumentMatch]:
     """Each candidate pair's re-score, one pair at a time (in source order, so that a source
-    document's embeddings serve all its candidates)."""
+    document's embeddings serve all its candidates), its beads added to `beads`."""
     from ..progress import progress_bar
     matches = []
     with progress_bar(progress, total=len(candidates), unit="pair",
                       desc="re-scoring candidates") as bar:
         for i, j in candidates:
-            beads, left, right = aligned(cache, src, trg, i, j, align_options)
-            matches.append(DocumentMatch(i, j, coverage(beads, left.rows, right.rows,
+            left, right = cache.get(src, i), cache.get(trg, j)
+            found = align_embeddings(left.overlaps, right.overlaps, align_options)
+            beads.add(found)
+            matches.append(DocumentMatch(i, j, coverage(found, left.rows, right.rows,
                                                         good_bead)))
             bar.update()
     return matches
 
 
+def pair_keys(pairs: Iterable[tuple[int, int]], trg_count: int) -> np.ndarray:
+    """One number for each (source, target) pair, in the order of the pairs."""
+    return np.array([i * trg_count + j for i, j in pairs], dtype=np.int64)
+
+
 @dataclass
 class Pairing:
-    """The pairs found between two collections (`matches`, in source order); `aligned_pairs`
-    aligns them again one at a time, for writing."""
+    """The pairs found between two collections (`matches`, in source order), and the beads of
+    every candidate pair (`beads`, in the order of their `candidates` keys)."""
 
-    src: Side
-    trg: Side
+    src: SpooledCollection
+    trg: SpooledCollection
     matches: list[DocumentMatch]
-    cache: EmbeddingCache
-    align_options: AlignOptions
+    candidates: np.ndarray
+    beads: Spool
 
     def names(self, match: DocumentMatch) -> tuple[str, str]:
         """The names of a pair's two documents."""
-        return self.src.documents.names[match.src], self.trg.documents.names[match.trg]
+        return self.src.names[match.src], self.trg.names[match.trg]
 
-    def aligned_pairs(self, progress: bool = False) -> Iterator[AlignedPair]:
-        from ..progress import progress_bar
-        with progress_bar(progress, total=len(self.matches), unit="pair",
-                          desc="aligning pairs") as bar:
-            for match in self.matches:
-                beads, _, _ = aligned(self.cache, self.src, self.trg, match.src, match.trg,
-                                      self.align_options)
-                yield AlignedPair(match, self.names(match),
-                                  (self.src.documents.sentences(match.src),
-                                   self.trg.documents.sentences(match.trg)), beads)
-                bar.update()
+    def aligned_pairs(self) -> Iterator[AlignedPair]:
+        """The pairs found with their sentences and beads, read back one at a time."""
+        keys = pair_keys(((match.src, match.trg) for match in self.matches), len(self.trg))
+        for match, number in zip(self.matches, np.searchsorted(self.candidates, keys)):
+            yield AlignedPair(match, self.names(match), (self.src.sentences(match.src),
+                                                         self.trg.sentences(match.trg)),
+                              self.beads[int(number)])
 
 
 @contextmanager
@@ -357,17 +354,19 @@ def pair_documents(src_documents: Iterable[Document], trg_documents: Iterable[Do
                    options: PairingOptions = PairingOptions(), progress: bool = False,
                    workdir: Optional[str] = None) -> Iterator[Pairing]:
     """Which source document is the translation of which target document, one-to-one
-    (`align_options`: as `laser align` aligns one pair); the documents are spooled in a
-    temporary folder (in `workdir`), removed afterwards."""
+    (`align_options`: as `laser align` aligns one pair); the documents and the candidates'
+    beads are spooled in a temporary folder (in `workdir`), removed afterwards."""
     with tempfile.TemporaryDirectory(prefix=".laser-pairing-", dir=workdir) as folder, \
             SpooledCollection(os.path.join(folder, "src")) as src_spool, \
-            SpooledCollection(os.path.join(folder, "trg")) as trg_spool:
+            SpooledCollection(os.path.join(folder, "trg")) as trg_spool, \
+            Spool(os.path.join(folder, "beads")) as beads:
         src = Side.read(src_documents, src_spool, embed_src, progress, "reading SRC")
         trg = Side.read(trg_documents, trg_spool, embed_trg, progress, "reading TRG")
         candidates = candidate_pairs(document_vectors(src, options.chunks, progress),
                                      document_vectors(trg, options.chunks, progress),
                                      options.candidates)
-        cache = EmbeddingCache(options.cache_mb * 2 ** 20, align_options.longest_side)
-        matches = rescored(candidates, src, trg, cache, align_options, options.good_bead,
-                           progress)
-        yield Pairing(src, trg, one_to_one(matches, options.threshold), cache, align_options)
+        matches = rescored(candidates, src, trg,
+                           EmbeddingCache(options.cache_mb * 2 ** 20, align_options.longest_side),
+                           beads, align_options, options.good_bead, progress)
+        yield Pairing(src_spool, trg_spool, one_to_one(matches, options.threshold),
+                      pair_keys(candidates, len(trg_spool)), beads)

@@ -189,11 +189,11 @@ def pair_and_align(src: str, trg: str, output: Optional[str], settings: PairSett
                    read_collection(trg, documents.in_language(settings.trg_lang, "--trg-lang")))
     with pair_documents(*collections, *settings.embedders(), settings.options, options,
                         progress=not quiet, workdir=work_dir(output)) as pairing:
-        written = write_document_beads(output, pairing.aligned_pairs(not quiet),
+        written = write_document_beads(output, pairing.aligned_pairs(),
                                        settings.output)
         if many.pairs_out:
             write_document_pairs(many.pairs_out, pairing)
-        counts = len(pairing.src.documents), len(pairing.trg.documents), len(pairing.matches)
+        counts = len(pairing.src), len(pairing.trg), len(pairing.matches)
     _say(f"{counts[0]} documents in {src}, {counts[1]} in {trg}: {counts[2]} pairs found; "
          f"{written.beads} beads written to {output}"
          + (f", {written.dropped} dropped under --min-score" if written.dropped else ""), quiet)

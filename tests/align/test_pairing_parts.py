@@ -134,3 +134,24 @@ def test_a_bad_document_is_named_with_its_line(tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"fine\ncaf\xe9\n")
     with pytest.raises(LaserError, match=r"bad.txt:2"):
         list(read_collection(str(tmp_path)))
+
+
+def test_the_embedding_cache_keeps_the_recently_used_within_its_budget(tmp_path):
+    from laser.align.pairing import EmbeddingCache
+    calls = []
+
+    def embed(texts):
+        calls.append(len(texts))
+        return np.ones((len(texts), 4), np.float32)
+    documents = [Document(str(n), "", [f"s{n}-{k}" for k in range(3)]) for n in range(3)]
+    with SpooledCollection(str(tmp_path / "spool")) as spool:
+        side = Side.read(documents, spool, embed)
+        one = EmbeddingCache(budget=0, longest=2).get(side, 0)
+        cache = EmbeddingCache(budget=2 * one.size, longest=2)
+        calls.clear()
+        for number in (0, 1, 0, 2, 0, 1):
+            cache.get(side, number)
+        # runs of 1 and 2 sentences: 3 + 2 texts a document; two held, 2 pushes out the least
+        # recently used (1), so that 0 is found again and 1 embedded again
+        assert calls == [5, 5, 5, 5] and cache.size <= 2 * one.size
+        assert len(EmbeddingCache(budget=0, longest=2).held) == 0
