@@ -1,8 +1,8 @@
 """Document pairing at scale: `laser align SRC_DIR TRG_DIR --pair-documents` on collections of
 N documents a side, built as bench/pair_documents.py builds them (5-50 consecutive pairs a
 document, a fifth of each side without a translation, sentences dropped and merged, shuffled
-names) but from the corpus' train split of one language (default fra-eng), written as two
-folders under --out. For each size it runs the command as a user would (a process of its own)
+names) but from pairs drawn at random from the corpus' train split of one language (default
+fra-eng), written as two folders under --out. For each size it runs the command as a user would (a process of its own)
 and prints its wall time, its CPU time and peak resident memory (the process's own, from
 wait4) and pairing precision and recall; with --cache-mb, once per cache size.
 
@@ -27,17 +27,16 @@ from pair_documents import build, ratio  # noqa: E402
 LANG_CODES = {"fra": "fr", "deu": "de", "spa": "es", "rus": "ru"}
 
 
-def train_pairs(corpus: Path, lang: str, needed: int) -> list[tuple[str, str]]:
-    """The first `needed` pairs of the language's train split with text on both sides."""
-    pairs = []
+def train_pairs(corpus: Path, lang: str, needed: int, rng: random.Random) -> list[tuple[str, str]]:
+    """`needed` pairs drawn from the language's train split (with text on both sides), in a
+    random order: the split keeps paraphrases of one sentence on neighbouring lines, which would
+    make a document and the lonely one beside it translations of each other."""
     with gzip.open(corpus / "train" / f"{lang}-eng.tsv.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) == 2 and all(field.strip() for field in fields):
-                pairs.append((fields[0], fields[1]))
-                if len(pairs) == needed:
-                    return pairs
-    raise SystemExit(f"{lang}-eng train has {len(pairs)} pairs; {needed} needed")
+        pairs = [tuple(fields) for fields in (line.rstrip("\n").split("\t") for line in f)
+                 if len(fields) == 2 and all(field.strip() for field in fields)]
+    if len(pairs) < needed:
+        raise SystemExit(f"{lang}-eng train has {len(pairs)} pairs; {needed} needed")
+    return rng.sample(pairs, needed)
 
 
 def write_collections(root: Path, corpus: Path, lang: str, per_side: int, seed: int,
@@ -47,7 +46,8 @@ def write_collections(root: Path, corpus: Path, lang: str, per_side: int, seed: 
     documents = -(-per_side * 6 // 5)  # each side holds 5 of every 6 documents drawn
     sizes = random.Random(seed)
     total = sum(sizes.randint(5, 50) for _ in range(documents))
-    built = build(train_pairs(corpus, lang, total), random.Random(seed), drop, merge)
+    built = build(train_pairs(corpus, lang, total, random.Random(f"{seed}-pairs")),
+                  random.Random(seed), drop, merge)
     for side, docs in (("src", built.src), ("trg", built.trg)):
         (root / side).mkdir(parents=True, exist_ok=True)
         for doc in docs:
