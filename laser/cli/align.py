@@ -14,7 +14,8 @@ from .options import quiet_option, side_model_options
 @main.command("align", epilog=examples(
     "laser align book.de book.fr --src-lang de --trg-lang fr -o book.tsv",
     "laser align page.en page.xx --src-lang en --trg-lang auto --format vecalign -o page.ladder",
-    "laser align a.txt b.txt --src-lang de --trg-lang fr --format jsonl --min-score 0.6"))
+    "laser align fr.warc.wet.gz en/ --pair-documents --src-lang fr --trg-lang en "
+    "--pairs-out pairs.tsv -o beads.tsv"))
 @click.argument("src_path", metavar="SRC", required=False, type=click.Path(allow_dash=True))
 @click.argument("trg_path", metavar="TRG", required=False, type=click.Path(allow_dash=True))
 @click.option("--src-lang", required=True,
