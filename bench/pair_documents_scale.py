@@ -2,9 +2,10 @@
 N documents a side, built as bench/pair_documents.py builds them (5-50 consecutive pairs a
 document, a fifth of each side without a translation, sentences dropped and merged, shuffled
 names) but from pairs drawn at random from the corpus' train split of one language (default
-fra-eng), written as two folders under --out. For each size it runs the command as a user would (a process of its own)
-and prints its wall time, its CPU time and peak resident memory (the process's own, from
-wait4) and pairing precision and recall; with --cache-mb, once per cache size.
+fra-eng), written as two folders under --out. For each size it runs the command as a user
+would (a process of its own) and prints its wall time, its CPU time and peak resident memory
+(the process's own, from wait4) and pairing precision and recall; with --cache-mb, once per
+cache size.
 
     nice -n 10 python bench/pair_documents_scale.py --documents 500 2000 [--cache-mb 1024 256]
 """

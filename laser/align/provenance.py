@@ -1,7 +1,8 @@
 """The outputs of `laser align --pair-documents`: the document pairs found
-(`SRC_FILE<TAB>TRG_FILE<TAB>SCORE`, names relative to their folders) and the beads of every pair
-in one file, each bead with its two documents and its sentence indices (0-based), in the format
-`--format` chooses. Both written atomically, the beads as their pairs are aligned."""
+(`SRC_NAME<TAB>TRG_NAME<TAB>SCORE`, names as `laser.align.collection` gives them) and the beads
+of every pair in one file, each bead with its two documents and its sentence indices
+(0-based), in the format `--format` chooses. Both written atomically, the beads as the pairs
+are read back."""
 from __future__ import annotations
 
 import json

@@ -1,8 +1,9 @@
 """What `laser align` adds for many documents: `--pairs LIST` or two folders of same-named
 files (each pair a task of a resumable work directory, in this process or on Ray), and
-`--pair-documents`, which finds which document of one collection (a folder of files, or WARC, WET
-and JSON-lines files) is the translation of which of the other before aligning them. The `laser align` command (laser/cli/align.py) hands over to
-`align_many` when `ManyDocuments.wanted` says so."""
+`--pair-documents`, which finds which document of one collection (a folder of files, or WARC,
+WET and JSON-lines files) is the translation of which of the other before aligning them. The
+`laser align` command (laser/cli/align.py) hands over to `align_many` when
+`ManyDocuments.wanted` says so."""
 from __future__ import annotations
 
 import functools
@@ -78,7 +79,8 @@ def many_documents_options(command):
                        "with their documents.")
     @click.option("--pairs-out", type=click.Path(dir_okay=False), default=None,
                   help="With --pair-documents: write the pairs found, "
-                       "SRC_FILE<TAB>TRG_FILE<TAB>SCORE a line.")
+                       "SRC_NAME<TAB>TRG_NAME<TAB>SCORE a line (a document's file name relative "
+                       "to its folder, or its URL or record id).")
     @click.option("--pair-threshold", type=float, default=None,
                   help="With --pair-documents: the least share of both documents' sentences "
                        "in well-matched beads for them to be a pair (0-1, default 0.3).")
