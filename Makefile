@@ -25,6 +25,7 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 	tests/mining/test_mine_documents.py \
 	tests/align/test_pairing_parts.py tests/align/test_align_many.py \
 	tests/align/test_pair_documents.py tests/align/test_aligner.py \
+	tests/align/test_pair_document_records.py \
 	tests/io/test_output_clashes.py tests/mining/test_work_dir_lock.py \
 	tests/cli/test_one_error_format.py tests/io/test_bad_lines.py \
 	tests/mining/test_mine_progress.py tests/test_interrupt.py \

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import random
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 from laser.align import AlignOptions  # noqa: E402
 from laser.align.collection import Document  # noqa: E402
-from laser.align.pairing import (DocumentMatch, PairingOptions, document_vectors,  # noqa: E402
-                                 one_to_one, pair_documents)
+from laser.align.pairing import (DocumentMatch, PairingOptions, Side,  # noqa: E402
+                                 document_vectors, one_to_one, pair_documents)
+from laser.align.spool import SpooledCollection  # noqa: E402
 from laser.encoder import Encoder  # noqa: E402
 from laser.search.vectors import unit_rows  # noqa: E402
 
@@ -123,13 +126,20 @@ def build(pairs: list[tuple[str, str]], rng: random.Random, drop: float,
 def by_cosine(src: np.ndarray, trg: np.ndarray, threshold: float) -> set[tuple[int, int]]:
     """One-to-one pairs by the cosine of document vectors, best first, from `threshold` up."""
     cosines = unit_rows(src) @ unit_rows(trg).T
-    matches = [DocumentMatch(i, j, float(cosines[i, j]), [])
+    matches = [DocumentMatch(i, j, float(cosines[i, j]))
                for i in range(len(src)) for j in range(len(trg))]
     return {(m.src, m.trg) for m in one_to_one(matches, threshold)}
 
 
 def mean_vectors(documents: list[Document], embed) -> np.ndarray:
     return np.stack([unit_rows(embed(doc.sentences)).mean(axis=0) for doc in documents])
+
+
+def ordered_vectors(documents: list[Document], embed, chunks: int) -> np.ndarray:
+    """laser's order-keeping document vectors of `documents`."""
+    with tempfile.TemporaryDirectory() as folder, \
+            SpooledCollection(os.path.join(folder, "spool")) as spool:
+        return document_vectors(Side.read(documents, spool, embed), chunks)
 
 
 def scores(found: set[tuple[int, int]], truth: set[tuple[int, int]]) -> tuple[int, int, int]:
@@ -175,14 +185,14 @@ def main() -> None:
         found = {
             "mean": by_cosine(mean_vectors(built.src, embed_src),
                               mean_vectors(built.trg, embed_trg), args.mean_threshold),
-            "ordered": by_cosine(document_vectors(built.src, embed_src, options.chunks),
-                                 document_vectors(built.trg, embed_trg, options.chunks),
+            "ordered": by_cosine(ordered_vectors(built.src, embed_src, options.chunks),
+                                 ordered_vectors(built.trg, embed_trg, options.chunks),
                                  args.ordered_threshold)}
         started = time.perf_counter()
-        matches = pair_documents(built.src, built.trg, embed_src, embed_trg, AlignOptions(),
-                                 options)
+        with pair_documents(built.src, built.trg, embed_src, embed_trg, AlignOptions(),
+                            options) as pairing:
+            found["laser"] = {(m.src, m.trg) for m in pairing.matches}
         seconds = time.perf_counter() - started
-        found["laser"] = {(m.src, m.trg) for m in matches}
         cells = []
         for name, pairs in found.items():
             counts = scores(pairs, built.truth)

@@ -1,15 +1,19 @@
 """Collections of documents, as `laser align --pair-documents` and the many-documents runs read
-them: a folder of files, one sentence a line (plain or compressed), each file a document named by
-its path relative to the folder. Every reader yields `Document`s, so another kind of collection
-(JSONL, WARC) plugs in as one more reader function."""
+them: a folder of files or one file. A file of plain text is one document, one sentence a line
+(a paragraph a line with --split-sentences), named by its path relative to the folder; a WARC,
+WET or JSON-lines file (`laser.io.documents`, told by its content or --input-format) holds a
+document a record, its paragraphs split into sentences in the side's language, named by its URL
+(or WARC record id, or JSON `id` field), else `FILE:NUMBER` (its record's number in the file)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..errors import LaserError
+from ..io.documents import LINES, Document as Record, DocumentOptions, file_documents, \
+    input_format
 from ..io.sources import file_lines
 
 
@@ -21,9 +25,6 @@ class Document:
     name: str
     path: str
     sentences: list[str]
-
-
-CollectionReader = Callable[[str], Iterator[Document]]
 
 
 def folder_names(folder: str) -> list[str]:
@@ -40,13 +41,37 @@ def folder_names(folder: str) -> list[str]:
     return sorted(names)
 
 
-def read_folder(folder: str) -> Iterator[Document]:
-    """The documents of a folder of sentence files, one at a time, in name order."""
-    for name in folder_names(folder):
-        path = os.path.join(folder, name)
-        yield Document(name, path, list(file_lines(path)))
+def collection_files(spec: str) -> list[tuple[str, str]]:
+    """The files of a collection, each with its name: a folder's files by their path relative
+    to it, one file by its own name."""
+    if os.path.isdir(spec):
+        return [(os.path.join(spec, name), name) for name in folder_names(spec)]
+    if not os.path.isfile(spec):
+        raise LaserError(f"{spec}: no such file or folder")
+    return [(spec, os.path.basename(spec))]
 
 
-def read_collection(spec: str) -> Iterator[Document]:
-    """The documents of a collection (today: a folder of sentence files)."""
-    return read_folder(spec)
+def read_collection(spec: str, options: DocumentOptions = DocumentOptions()) -> Iterator[Document]:
+    """The documents of a collection, one at a time, file after file in name order (`options`
+    with the side's language where documents are split into sentences)."""
+    for path, name in collection_files(spec):
+        yield from _file_collection(path, name, options)
+
+
+def _file_collection(path: str, name: str, options: DocumentOptions) -> Iterator[Document]:
+    from ..cleaning.sentences import document_sentences
+    if input_format(path, options) == LINES:
+        lines = list(file_lines(path))
+        if options.split:
+            lines = [sentence.text for sentence in
+                     document_sentences(Record(path, name, lines), options)]
+        yield Document(name, path, lines)
+        return
+    if not options.lang:
+        raise LaserError(f"{path}: its documents are split into sentences in their language, "
+                         "which the options lack")
+    split = replace(options, split=True)
+    for record in file_documents(path, options):
+        sentences = [sentence.text for sentence in document_sentences(record, split)]
+        yield Document(f"{name}:{record.name}" if record.numbered else record.name, path,
+                       sentences)

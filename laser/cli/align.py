@@ -14,7 +14,8 @@ from .options import quiet_option, side_model_options
 @main.command("align", epilog=examples(
     "laser align book.de book.fr --src-lang de --trg-lang fr -o book.tsv",
     "laser align page.en page.xx --src-lang en --trg-lang auto --format vecalign -o page.ladder",
-    "laser align a.txt b.txt --src-lang de --trg-lang fr --format jsonl --min-score 0.6"))
+    "laser align fr.warc.wet.gz en/ --pair-documents --src-lang fr --trg-lang en "
+    "--pairs-out pairs.tsv -o beads.tsv"))
 @click.argument("src_path", metavar="SRC", required=False, type=click.Path(allow_dash=True))
 @click.argument("trg_path", metavar="TRG", required=False, type=click.Path(allow_dash=True))
 @click.option("--src-lang", required=True,
@@ -47,11 +48,10 @@ def align_command(src_path, trg_path, src_lang, trg_lang, src_model, trg_model, 
     from ..align.files import OutputOptions, align_files
     from ..align.models import side_embedders
     if many.wanted(src_path, trg_path):
-        if documents.split:
-            raise LaserError("--split-sentences goes with one document pair (SRC and TRG files)")
         return align_many(src_path, trg_path, output, many_settings(
             model, (src_lang, trg_lang), (src_model, trg_model), (src_path, trg_path),
-            AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score)), many, quiet)
+            AlignOptions(max_bead=max_bead), OutputOptions(format_, min_score)), many,
+            documents, quiet)
     if not (src_path and trg_path):
         raise LaserError("give SRC and TRG (two documents or two folders), or --pairs LIST")
     output = output or "-"

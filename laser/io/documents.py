@@ -52,12 +52,14 @@ class DocumentOptions:
 @dataclass(frozen=True)
 class Document:
     """One document of a file: its name (URL, WARC record id, JSON `url` or `id` field, else its
-    1-based number in the file), its URL when it has one, and its paragraphs (lines)."""
+    1-based number in the file: `numbered`), its URL when it has one, and its paragraphs
+    (lines)."""
 
     file: str
     name: str
     paragraphs: list[str]
     url: Optional[str] = None
+    numbered: bool = False
 
 
 def input_format(path: str, options: DocumentOptions = DocumentOptions()) -> str:
@@ -108,7 +110,7 @@ def file_documents(path: str, options: DocumentOptions = DocumentOptions(),
         return _jsonl_documents(path, lines, options.text_field)
     if kind == PARAGRAPHS:
         return _paragraph_documents(path, lines)
-    return (Document(path, str(number), [line]) for number, line in lines)
+    return (Document(path, str(number), [line], numbered=True) for number, line in lines)
 
 
 def read_documents(spec: str, options: DocumentOptions = DocumentOptions(),
@@ -142,7 +144,7 @@ def _jsonl_documents(path: str, lines: Iterator[tuple[int, str]],
         url = record.get("url") if isinstance(record.get("url"), str) else None
         identifier = url or record.get("id")
         yield Document(path, str(identifier if identifier is not None else number),
-                       text.splitlines(), url)
+                       text.splitlines(), url, numbered=identifier is None)
 
 
 def _json_type(value) -> str:
@@ -161,7 +163,7 @@ def _paragraph_documents(path: str, lines: Iterator[tuple[int, str]]) -> Iterato
             paragraphs.append(line)
         elif paragraphs:
             count += 1
-            yield Document(path, str(count), paragraphs)
+            yield Document(path, str(count), paragraphs, numbered=True)
             paragraphs = []
     if paragraphs:
-        yield Document(path, str(count + 1), paragraphs)
+        yield Document(path, str(count + 1), paragraphs, numbered=True)

@@ -139,10 +139,14 @@ def test_many_documents_options_are_checked(folders):
     de, en = str(tmp_path / "de" / "a.txt"), str(tmp_path / "en" / "a.txt")
     for args, message in [
             ((de, en, "-o", str(tmp_path / "x.tsv"), "--work-dir", str(tmp_path / "w")),
-             "--ray, --work-dir and --pairs-out go with --pairs, --pair-documents or two "
-             "folders"),
-            ((de, en, "--pair-documents"), "--pair-documents needs SRC and TRG to be two "
-                                           "folders"),
+             "--ray and --work-dir go with --pairs or two folders"),
+            ((de, en, "-o", str(tmp_path / "x.tsv"), "--pairs-out", str(tmp_path / "p.tsv")),
+             "--pairs-out, --pair-threshold and --pair-cache-mb go with --pair-documents"),
+            ((de, "--pair-documents"), "--pair-documents needs SRC and TRG, two collections "
+                                       "(folders or files)"),
+            ((str(tmp_path / "de"), str(tmp_path / "en"), "-o", str(tmp_path / "o"),
+              "--split-sentences"), "--split-sentences goes with one document pair (SRC and "
+                                    "TRG files) or --pair-documents"),
             ((str(tmp_path / "de"), str(tmp_path / "en")), "two folders need -o OUT_DIR, the folder of the aligned pairs")]:
         result = run_laser("align", *args, *LANGS)
         assert result.exit_code == 1 and one_error_line(result) == f"laser: error: {message}"

@@ -105,3 +105,15 @@ def test_pairing_refuses_files_and_a_bad_threshold(collections, tmp_path):
                        "--pair-threshold", "2", "-o", str(tmp_path / "beads.tsv"))
     assert one_error_line(result) == "laser: error: --pair-threshold 2.0: give a share from 0 to 1"
     assert not (tmp_path / "beads.tsv").exists()
+
+
+def test_no_cache_gives_the_same_pairs_and_beads(collections, tmp_path):
+    root, _ = collections
+    outputs = {}
+    for cache in ("1024", "0"):
+        laser_ok("align", str(root / "de"), str(root / "en"), "--pair-documents", *LANGS,
+                 "--pair-cache-mb", cache, "--pairs-out", str(tmp_path / f"pairs-{cache}.tsv"),
+                 "-o", str(tmp_path / f"beads-{cache}.tsv"))
+        outputs[cache] = [(tmp_path / f"{name}-{cache}.tsv").read_bytes()
+                          for name in ("pairs", "beads")]
+    assert outputs["0"] == outputs["1024"] and outputs["0"][1]
