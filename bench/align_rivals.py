@@ -1,16 +1,18 @@
 """Vecalign and Bertalign, laser align's rivals in bench/align.py and bench/align_speed.py, on
-embeddings laser made: run in their own virtualenv (`make bench-align`), one document pair a
-call, timing only the alignment.
+embeddings laser made: run in their own virtualenv (`make bench-align`), the pairs aligned one
+after the other in one process (as Vecalign's command aligns several documents), timing only
+each alignment.
 
-    bench/.venv-align/bin/python bench/align_rivals.py vecalign|bertalign PAIR.npz \
-        [--bertalign-src bench/out/bertalign-src] [--max-size 8]
+    bench/.venv-align/bin/python bench/align_rivals.py vecalign|bertalign PAIR.npz... \
+        [--bertalign-src bench/out/bertalign-src] [--max-size 8] [--warm-up]
 
-PAIR.npz holds `src` and `trg`, each (L, n, dim): the embedding of the run of sentences
+Each PAIR.npz holds `src` and `trg`, each (L, n, dim): the embedding of the run of sentences
 i .. i+l-1 at [l - 1, i] (laser's layout), `src_pad` and `trg_pad` (the embedding of Vecalign's
 'PAD' line, which fills the runs that would start before the document does in the rivals'
 layout), and `src_bytes` and `trg_bytes`, each run's length in UTF-8 bytes (Bertalign's length
-term). One JSON line goes to stdout: the beads ([[src indices], [trg indices]], 0-based), the
-alignment's seconds and the process's peak resident memory in MiB.
+term). One JSON line a pair goes to stdout, in order: the beads ([[src indices], [trg indices]], 0-based), the
+alignment's seconds and its peak resident memory in MiB above what the process held before it
+(the inputs in the rival's layout built).
 
 Vecalign runs as its command does (`vecalign.vecalign.main`: seeds 42, one-to-many off, every
 other option at its default but --alignment_max_size); Bertalign as `Bertalign.align_sents`
@@ -24,12 +26,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import resource
 import sys
 import time
 import types
 from math import ceil
 from pathlib import Path
+from random import seed
 
 import numpy as np
 
@@ -45,15 +47,35 @@ def front_padded(runs: np.ndarray, pad: np.ndarray, longest: int) -> np.ndarray:
     return out
 
 
-def run_vecalign(pair, max_size: int) -> list:
-    from random import seed
+def reset_peak() -> float:
+    """Resets this process's peak resident memory (Linux's clear_refs) and gives what it holds
+    now, in MiB."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_mib("VmRSS")
 
+
+def peak_mib() -> float:
+    """This process's peak resident memory since the last reset_peak, in MiB."""
+    return _status_mib("VmHWM")
+
+
+def _status_mib(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def vecalign_inputs(pair, max_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays Vecalign's make_doc_embedding builds."""
+    return (front_padded(pair["src"], pair["src_pad"], max_size),
+            front_padded(pair["trg"], pair["trg_pad"], max_size))
+
+
+def run_vecalign(inputs: tuple[np.ndarray, np.ndarray], max_size: int) -> list:
     from vecalign.dp_utils import make_alignment_types, vecalign
 
-    seed(42)
-    np.random.seed(42)
-    src = front_padded(pair["src"], pair["src_pad"], max_size)
-    trg = front_padded(pair["trg"], pair["trg_pad"], max_size)
+    src, trg = inputs
     search_buffer_size, del_percentile_frac = 5, 0.2  # the command's defaults
     stack = vecalign(vecs0=src, vecs1=trg, final_alignment_types=make_alignment_types(max_size),
                      del_percentile_frac=del_percentile_frac,
@@ -70,18 +92,28 @@ def load_bertalign(source: Path) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location("bertalign_corelib",
                                                   source / "bertalign" / "corelib.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # numba's cache finds the module by its name
     spec.loader.exec_module(module)
     return module
 
 
-def run_bertalign(pair, corelib: types.ModuleType, max_align: int = 5, top_k: int = 3,
-                  win: int = 5, skip: float = -0.1) -> list:
+BERTALIGN_MAX_ALIGN = 5  # Bertalign's default max_align
+
+
+def bertalign_inputs(pair) -> tuple[np.ndarray, ...]:
+    """The arrays Bertalign's Encoder.transform gives: vectors and byte lengths of the runs."""
+    longest = BERTALIGN_MAX_ALIGN - 1
+    return (_unit(front_padded(pair["src"], pair["src_pad"], longest)),
+            _unit(front_padded(pair["trg"], pair["trg_pad"], longest)),
+            front_padded(pair["src_bytes"], 3, longest),  # len(b"PAD")
+            front_padded(pair["trg_bytes"], 3, longest))
+
+
+def run_bertalign(inputs: tuple[np.ndarray, ...], corelib: types.ModuleType,
+                  max_align: int = BERTALIGN_MAX_ALIGN, top_k: int = 3, win: int = 5,
+                  skip: float = -0.1) -> list:
     """`Bertalign.align_sents` on the pair, with Bertalign's defaults."""
-    longest = max_align - 1
-    src = _unit(front_padded(pair["src"], pair["src_pad"], longest))
-    trg = _unit(front_padded(pair["trg"], pair["trg_pad"], longest))
-    src_lens = front_padded(pair["src_bytes"], 3, longest)  # len(b"PAD")
-    trg_lens = front_padded(pair["trg_bytes"], 3, longest)
+    src, trg, src_lens, trg_lens = inputs
     n, m = src.shape[1], trg.shape[1]
     char_ratio = np.sum(src_lens[0]) / np.sum(trg_lens[0])
     distances, indices = corelib.find_top_k_sents(np.ascontiguousarray(src[0]),
@@ -108,27 +140,34 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("aligner", choices=["vecalign", "bertalign"])
-    parser.add_argument("pair", type=Path)
+    parser.add_argument("pairs", type=Path, nargs="+")
     parser.add_argument("--bertalign-src", type=Path, default=Path("bench/out/bertalign-src"))
     parser.add_argument("--max-size", type=int, default=8,
                         help="Vecalign's --alignment_max_size (its README runs 8)")
     parser.add_argument("--warm-up", action="store_true",
-                        help="align the pair once untimed first (Bertalign's numba compiles its "
-                             "functions at the first call, or loads them from its cache)")
+                        help="align the first pair once untimed first (Bertalign's numba "
+                             "compiles its functions at the first call, or loads them from its "
+                             "cache)")
     args = parser.parse_args()
-    pair = dict(np.load(args.pair))
     if args.aligner == "vecalign":
-        align = lambda: run_vecalign(pair, args.max_size)  # noqa: E731
+        seed(42)  # as Vecalign's command, once for all its documents
+        np.random.seed(42)
+        prepare = lambda pair: vecalign_inputs(pair, args.max_size)  # noqa: E731
+        align = lambda inputs: run_vecalign(inputs, args.max_size)  # noqa: E731
     else:
         corelib = load_bertalign(args.bertalign_src)
-        align = lambda: run_bertalign(pair, corelib)  # noqa: E731
-    if args.warm_up:
-        align()
-    started = time.perf_counter()
-    beads = align()
-    seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"beads": beads, "seconds": seconds, "peak_mib": peak}))
+        prepare = bertalign_inputs
+        align = lambda inputs: run_bertalign(inputs, corelib)  # noqa: E731
+    for number, path in enumerate(args.pairs):
+        inputs = prepare(dict(np.load(path)))
+        if args.warm_up and not number:
+            align(inputs)
+        before = reset_peak()
+        started = time.perf_counter()
+        beads = align(inputs)
+        seconds = time.perf_counter() - started
+        print(json.dumps({"beads": beads, "seconds": seconds,
+                          "memory_mib": peak_mib() - before}), flush=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ Alignment alone: each sentence is embedded once by the shipped model, and a run 
 sentences is represented by the normalised sum of its sentences' vectors (as laser's own
 coarse levels are), so every size up to 100,000 is measured on the same kind of input; each
 size is aligned in a fresh process, which reports the alignment's seconds and its peak resident
-memory above what the process held once its inputs were built. With the embedding (sizes up to
+memory above what the process held once its inputs were built (the peak reset just before the
+alignment, /proc/self/clear_refs). With the embedding (sizes up to
 --embed-up-to): `laser.align.align_sentences` with the shipped model, every run of up to four
 sentences embedded as `laser align` embeds them, the encoder loaded beforehand.
 """
@@ -24,7 +25,6 @@ import argparse
 import gzip
 import json
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -39,6 +39,8 @@ sys.path.insert(0, str(ROOT))
 from laser.align import AlignOptions, align_embeddings, align_sentences  # noqa: E402
 from laser.align.dp import runs_of  # noqa: E402
 from laser.align.scoring import score_alignments  # noqa: E402
+
+from align_rivals import peak_mib, reset_peak  # noqa: E402
 
 SIZES = [1_000, 3_000, 10_000, 30_000, 100_000]
 
@@ -153,12 +155,6 @@ def strict_f1(doc: Document, beads: list) -> float:
     return score_alignments([doc.gold], [[(tuple(x), tuple(y)) for x, y in beads]]).f1_strict
 
 
-def rss_mib() -> float:
-    """This process's resident memory now."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * resource.getpagesize() / 2**20
-
-
 def measure_laser(cached: Path, size: int) -> dict:
     """One size aligned by laser (run in a fresh process): seconds, memory and strict F1."""
     doc, src, trg, _ = load(cached, size)
@@ -166,14 +162,13 @@ def measure_laser(cached: Path, size: int) -> dict:
     src_runs = runs_of(src, chars(doc.src), options.longest_side)
     trg_runs = runs_of(trg, chars(doc.trg), options.longest_side)
     del src, trg
-    before = rss_mib()
+    before = reset_peak()
     started = time.perf_counter()
     beads = align_embeddings(src_runs, trg_runs, options)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     inputs = (src_runs.vectors.nbytes + trg_runs.vectors.nbytes) / 2**20
     return {"n": len(doc.src), "m": len(doc.trg), "seconds": seconds,
-            "memory_mib": max(peak - before, 0.0), "inputs_mib": inputs,
+            "memory_mib": peak_mib() - before, "inputs_mib": inputs,
             "f1": strict_f1(doc, [(bead.src, bead.trg) for bead in beads])}
 
 
@@ -215,7 +210,7 @@ def measure_rival(args: argparse.Namespace, cached: Path, aligner: str, size: in
     finally:
         path.unlink()
     result = json.loads(done.stdout)
-    return {"seconds": result["seconds"], "peak_mib": result["peak_mib"],
+    return {"seconds": result["seconds"], "memory_mib": result["memory_mib"],
             "f1": strict_f1(doc, result["beads"])}
 
 
@@ -262,9 +257,9 @@ def main() -> None:
         print(json.dumps(measure_laser(cached, args.child)))
         return
     encoder = None
-    print("| sentences (src / trg) | laser align s | s per 1,000 | memory MiB (inputs) | "
-          "strict F1 | Vecalign s (F1) | Bertalign s (F1) | laser with embedding s |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| sentences (src / trg) | laser align s | s per 1,000 | MiB (inputs) | strict F1 | "
+          "Vecalign s | MiB | strict F1 | Bertalign s (F1) | laser with embedding s (F1) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         laser = child(size)
         vecalign = (measure_rival(args, cached, "vecalign", size)
@@ -276,11 +271,20 @@ def main() -> None:
             if encoder is None:
                 from laser.encoder import Encoder
                 encoder = Encoder.load()
+                for lang in args.langs:  # each language's tokeniser started before any timing
+                    encoder.encode(["Bonjour."], lang)
             whole = measure_embedding(cached, size, tuple(args.langs), encoder)
         print(f"| {laser['n']:,} / {laser['m']:,} | {laser['seconds']:.2f} | "
               f"{1000 * laser['seconds'] / laser['n']:.3f} | "
               f"{laser['memory_mib']:.0f} ({laser['inputs_mib']:.0f}) | {laser['f1']:.3f} | "
-              f"{_timed(vecalign)} | {_timed(bertalign)} | {_timed(whole)} |", flush=True)
+              f"{_memory(vecalign)} | {_timed(bertalign)} | {_timed(whole)} |", flush=True)
+
+
+def _memory(result: dict | None) -> str:
+    """Seconds, MiB and strict F1, or nothing for a size not measured."""
+    if result is None:
+        return " | |"
+    return f"{result['seconds']:.2f} | {result['memory_mib']:.0f} | {result['f1']:.3f}"
 
 
 def _timed(result: dict | None) -> str:
