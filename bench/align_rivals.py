@@ -12,7 +12,8 @@ i .. i+l-1 at [l - 1, i] (laser's layout), `src_pad` and `trg_pad` (the embeddin
 layout), and `src_bytes` and `trg_bytes`, each run's length in UTF-8 bytes (Bertalign's length
 term). One JSON line a pair goes to stdout, in order: the beads ([[src indices], [trg indices]], 0-based), the
 alignment's seconds and its peak resident memory in MiB above what the process held before it
-(the inputs in the rival's layout built).
+(the inputs in the rival's layout built), its CPU seconds (all threads) and, with
+--trace-memory, the peak of its allocations seen by tracemalloc.
 
 Vecalign runs as its command does (`vecalign.vecalign.main`: seeds 42, one-to-many off, every
 other option at its default but --alignment_max_size); Bertalign as `Bertalign.align_sents`
@@ -28,10 +29,12 @@ import importlib.util
 import json
 import sys
 import time
+import tracemalloc
 import types
 from math import ceil
 from pathlib import Path
 from random import seed
+from typing import Callable
 
 import numpy as np
 
@@ -57,6 +60,18 @@ def reset_peak() -> float:
 def peak_mib() -> float:
     """This process's peak resident memory since the last reset_peak, in MiB."""
     return _status_mib("VmHWM")
+
+
+def traced_mib(align: Callable[[], object]) -> float:
+    """The peak of what `align()` allocates through Python's and numpy's allocators
+    (tracemalloc), in MiB: a second, untimed run (numba's and faiss's own allocations, which
+    Bertalign makes, are not seen)."""
+    tracemalloc.start()
+    try:
+        align()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def _status_mib(field: str) -> float:
@@ -148,6 +163,8 @@ def main() -> None:
                         help="align the first pair once untimed first (Bertalign's numba "
                              "compiles its functions at the first call, or loads them from its "
                              "cache)")
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="align each pair a second time under tracemalloc (traced_mib)")
     args = parser.parse_args()
     if args.aligner == "vecalign":
         seed(42)  # as Vecalign's command, once for all its documents
@@ -163,11 +180,13 @@ def main() -> None:
         if args.warm_up and not number:
             align(inputs)
         before = reset_peak()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         beads = align(inputs)
-        seconds = time.perf_counter() - started
-        print(json.dumps({"beads": beads, "seconds": seconds,
-                          "memory_mib": peak_mib() - before}), flush=True)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        memory = peak_mib() - before
+        traced = traced_mib(lambda: align(inputs)) if args.trace_memory else None
+        print(json.dumps({"beads": beads, "seconds": seconds, "cpu_seconds": cpu,
+                          "memory_mib": memory, "traced_mib": traced}), flush=True)
 
 
 if __name__ == "__main__":

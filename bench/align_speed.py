@@ -13,9 +13,12 @@ That damage is the gold, so each row also has strict F1.
 Alignment alone: each sentence is embedded once by the shipped model, and a run of consecutive
 sentences is represented by the normalised sum of its sentences' vectors (as laser's own
 coarse levels are), so every size up to 100,000 is measured on the same kind of input; each
-size is aligned in a fresh process, which reports the alignment's seconds and its peak resident
+size is aligned in a fresh process, which reports the alignment's seconds (wall and CPU: on a
+shared machine the CPU seconds are the steadier measure) and its peak resident
 memory above what the process held once its inputs were built (the peak reset just before the
-alignment, /proc/self/clear_refs). With the embedding (sizes up to
+alignment, /proc/self/clear_refs), and the peak of what the alignment allocates as tracemalloc
+sees it (a second, untimed run; the steadier measure, since the resident memory before the
+alignment includes memory freed while the inputs were built, which the alignment reuses). With the embedding (sizes up to
 --embed-up-to): `laser.align.align_sentences` with the shipped model, every run of up to four
 sentences embedded as `laser align` embeds them, the encoder loaded beforehand.
 """
@@ -40,7 +43,7 @@ from laser.align import AlignOptions, align_embeddings, align_sentences  # noqa:
 from laser.align.dp import runs_of  # noqa: E402
 from laser.align.scoring import score_alignments  # noqa: E402
 
-from align_rivals import peak_mib, reset_peak  # noqa: E402
+from align_rivals import peak_mib, reset_peak, traced_mib  # noqa: E402
 
 SIZES = [1_000, 3_000, 10_000, 30_000, 100_000]
 
@@ -163,12 +166,14 @@ def measure_laser(cached: Path, size: int) -> dict:
     trg_runs = runs_of(trg, chars(doc.trg), options.longest_side)
     del src, trg
     before = reset_peak()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     beads = align_embeddings(src_runs, trg_runs, options)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     inputs = (src_runs.vectors.nbytes + trg_runs.vectors.nbytes) / 2**20
-    return {"n": len(doc.src), "m": len(doc.trg), "seconds": seconds,
-            "memory_mib": peak_mib() - before, "inputs_mib": inputs,
+    memory = peak_mib() - before
+    return {"n": len(doc.src), "m": len(doc.trg), "seconds": seconds, "cpu_seconds": cpu,
+            "memory_mib": memory, "inputs_mib": inputs,
+            "traced_mib": traced_mib(lambda: align_embeddings(src_runs, trg_runs, options)),
             "f1": strict_f1(doc, [(bead.src, bead.trg) for bead in beads])}
 
 
@@ -205,12 +210,14 @@ def measure_rival(args: argparse.Namespace, cached: Path, aligner: str, size: in
         done = subprocess.run(
             [str(args.rivals_python), str(ROOT / "bench" / "align_rivals.py"), aligner, str(path),
              "--max-size", str(args.vecalign_max_size), "--bertalign-src",
-             str(args.bertalign_src)] + (["--warm-up"] if aligner == "bertalign" else []),
+             str(args.bertalign_src)]
+            + (["--warm-up"] if aligner == "bertalign" else ["--trace-memory"]),
             check=True, capture_output=True, text=True)
     finally:
         path.unlink()
     result = json.loads(done.stdout)
-    return {"seconds": result["seconds"], "memory_mib": result["memory_mib"],
+    return {"seconds": result["seconds"], "cpu_seconds": result["cpu_seconds"],
+            "memory_mib": result["memory_mib"], "traced_mib": result["traced_mib"],
             "f1": strict_f1(doc, result["beads"])}
 
 
@@ -257,8 +264,9 @@ def main() -> None:
         print(json.dumps(measure_laser(cached, args.child)))
         return
     encoder = None
-    print("| sentences (src / trg) | laser align s | s per 1,000 | MiB (inputs) | strict F1 | "
-          "Vecalign s | MiB | strict F1 | Bertalign s (F1) | laser with embedding s (F1) |")
+    print("| sentences (src / trg) | laser align s (CPU s) | CPU s per 1,000 | MiB: RSS, traced "
+          "(inputs) | strict F1 | Vecalign s (CPU s) | MiB: RSS, traced | strict F1 | "
+          "Bertalign s (F1) | laser with embedding s (F1) |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         laser = child(size)
@@ -274,9 +282,10 @@ def main() -> None:
                 for lang in args.langs:  # each language's tokeniser started before any timing
                     encoder.encode(["Bonjour."], lang)
             whole = measure_embedding(cached, size, tuple(args.langs), encoder)
-        print(f"| {laser['n']:,} / {laser['m']:,} | {laser['seconds']:.2f} | "
-              f"{1000 * laser['seconds'] / laser['n']:.3f} | "
-              f"{laser['memory_mib']:.0f} ({laser['inputs_mib']:.0f}) | {laser['f1']:.3f} | "
+        print(f"| {laser['n']:,} / {laser['m']:,} | {laser['seconds']:.2f} "
+              f"({laser['cpu_seconds']:.2f}) | {1000 * laser['cpu_seconds'] / laser['n']:.3f} | "
+              f"{laser['memory_mib']:.0f}, {laser['traced_mib']:.0f} ({laser['inputs_mib']:.0f}) | "
+              f"{laser['f1']:.3f} | "
               f"{_memory(vecalign)} | {_timed(bertalign)} | {_timed(whole)} |", flush=True)
 
 
@@ -284,7 +293,8 @@ def _memory(result: dict | None) -> str:
     """Seconds, MiB and strict F1, or nothing for a size not measured."""
     if result is None:
         return " | |"
-    return f"{result['seconds']:.2f} | {result['memory_mib']:.0f} | {result['f1']:.3f}"
+    return (f"{result['seconds']:.2f} ({result['cpu_seconds']:.2f}) | "
+            f"{result['memory_mib']:.0f}, {result['traced_mib']:.0f} | {result['f1']:.3f}")
 
 
 def _timed(result: dict | None) -> str:
