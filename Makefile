@@ -147,8 +147,12 @@ bench-align: install
 	$(PYTHON) -m venv $(BENCH_ALIGN_VENV)
 	$(BENCH_ALIGN_VENV)/bin/pip install -q $(BENCH_ALIGN)
 	$(BENCH_ALIGN_VENV)/bin/pip install -q --no-build-isolation --no-deps bench/out/vecalign-src
-	nice -n 10 $(BIN)/python bench/align.py bench/out/bleualign_data --vecalign-cli
-	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS)
+	nice -n 10 $(BIN)/python bench/align.py bench/out/bleualign_data --vecalign-cli \
+		--vecalign-deletions 0.05 0.1 0.3 --bertalign-skips -0.5 -0.4 -0.3 -0.2 -0.05 0
+	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --embed-up-to 0 \
+		--bertalign-up-to 30000
+	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --sizes 1000 3000 10000 \
+		--vecalign-up-to 0 --bertalign-up-to 0
 
 clean:
 	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) \

@@ -148,11 +148,13 @@ def run_arrays(lines: list[str], embed, longest: int) -> tuple[np.ndarray, np.nd
     return vectors, sizes
 
 
-def run_rival(args: argparse.Namespace, aligner: str, pairs: list[Path]) -> tuple[list, float]:
+def run_rival(args: argparse.Namespace, aligner: str, pairs: list[Path],
+              knob: list[str]) -> tuple[list, float]:
     """The beads of each pair (in one process, as Vecalign's command aligns several documents)
     and the alignments' seconds."""
     done = subprocess.run([str(args.rivals_python), str(Path(__file__).with_name("align_rivals.py")),
-                           aligner, *map(str, pairs), "--bertalign-src", str(args.bertalign_src)]
+                           aligner, *map(str, pairs), "--bertalign-src", str(args.bertalign_src),
+                           *knob]
                           # numba compiles Bertalign's functions at their first call; Vecalign
                           # draws its random samples from one seed for all documents
                           + (["--warm-up"] if aligner == "bertalign" else []),
@@ -162,10 +164,11 @@ def run_rival(args: argparse.Namespace, aligner: str, pairs: list[Path]) -> tupl
 
 
 def evaluate_rival(args: argparse.Namespace, found: dict[str, Table], aligner: str,
-                   split: str, work: Path) -> tuple[AlignmentScores, float, list]:
+                   knob: list[str], split: str,
+                   work: Path) -> tuple[AlignmentScores, float, list]:
     """A rival's scores on one split's documents together, its alignments' seconds and beads."""
     pairs = [rival_pair(args.data, found, stem, work) for stem in DOCUMENTS[split]]
-    beads, seconds = run_rival(args, aligner, pairs)
+    beads, seconds = run_rival(args, aligner, pairs, knob)
     tests = [[(tuple(x), tuple(y)) for x, y in doc] for doc in beads]
     return (score_alignments([gold(args.data, stem) for stem in DOCUMENTS[split]], tests),
             seconds, tests)
@@ -223,6 +226,10 @@ def main() -> None:
                         help="also score these deletion percentiles (a sweep: choose on dev)")
     parser.add_argument("--size-penalties", type=float, nargs="*", default=[],
                         help="also score these size penalties, with each deletion percentile")
+    parser.add_argument("--vecalign-deletions", type=float, nargs="*", default=[],
+                        help="also score Vecalign with these --del_percentile_frac (choose on dev)")
+    parser.add_argument("--bertalign-skips", type=float, nargs="*", default=[],
+                        help="also score Bertalign with these skip costs (choose on dev)")
     args = parser.parse_args()
     found = tables(args.data, args.cache, args.rivals_python)
     print("| aligner | dev strict F1 (lax) | test strict P / R / F1 | test lax F1 | test align s |")
@@ -242,13 +249,19 @@ def main() -> None:
         print(row(name, dev, test, seconds), flush=True)
     if args.no_rivals:
         return
+    rivals = [("vecalign", [], f"Vecalign (max size {VECALIGN_MAX_SIZE})"),
+              ("bertalign", [], "Bertalign (defaults)")]
+    rivals += [("vecalign", ["--deletion", str(value)], f"Vecalign, deletion percentile {value}")
+               for value in args.vecalign_deletions]
+    rivals += [("bertalign", ["--skip", str(value)], f"Bertalign, skip {value}")
+               for value in args.bertalign_skips]
     with tempfile.TemporaryDirectory(dir=args.cache) as work:
         outputs = {}
-        for aligner, name in (("vecalign", f"Vecalign (max size {VECALIGN_MAX_SIZE})"),
-                              ("bertalign", "Bertalign (defaults)")):
-            (dev, _, _), (test, seconds, outputs[aligner]) = (
-                evaluate_rival(args, found, aligner, split, Path(work))
+        for aligner, knob, name in rivals:
+            (dev, _, _), (test, seconds, beads) = (
+                evaluate_rival(args, found, aligner, knob, split, Path(work))
                 for split in ("dev", "test"))
+            outputs.setdefault(aligner, beads)
             print(row(name, dev, test, seconds), flush=True)
     if args.vecalign_cli:
         check_cli(args, outputs["vecalign"])

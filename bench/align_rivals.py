@@ -16,8 +16,9 @@ alignment's seconds and its peak resident memory in MiB above what the process h
 --trace-memory, the peak of its allocations seen by tracemalloc.
 
 Vecalign runs as its command does (`vecalign.vecalign.main`: seeds 42, one-to-many off, every
-other option at its default but --alignment_max_size); Bertalign as `Bertalign.align_sents`
-does, with its defaults (max_align 5, top_k 3, win 5, skip -0.1, margin and length penalty on),
+other option at its default but --alignment_max_size and, with --deletion,
+--del_percentile_frac); Bertalign as `Bertalign.align_sents` does, with its defaults (max_align
+5, top_k 3, win 5, skip -0.1 unless --skip, margin and length penalty on),
 its modules loaded from its source without its package's __init__ (which loads LaBSE). Bertalign
 imports torch only to ask whether a GPU is there for faiss: a stand-in module answers no, so it
 searches with faiss on the CPU as it does on a machine without CUDA.
@@ -87,11 +88,12 @@ def vecalign_inputs(pair, max_size: int) -> tuple[np.ndarray, np.ndarray]:
             front_padded(pair["trg"], pair["trg_pad"], max_size))
 
 
-def run_vecalign(inputs: tuple[np.ndarray, np.ndarray], max_size: int) -> list:
+def run_vecalign(inputs: tuple[np.ndarray, np.ndarray], max_size: int,
+                 del_percentile_frac: float = 0.2) -> list:
     from vecalign.dp_utils import make_alignment_types, vecalign
 
     src, trg = inputs
-    search_buffer_size, del_percentile_frac = 5, 0.2  # the command's defaults
+    search_buffer_size = 5  # the command's default
     stack = vecalign(vecs0=src, vecs1=trg, final_alignment_types=make_alignment_types(max_size),
                      del_percentile_frac=del_percentile_frac,
                      width_over2=ceil(max_size / 2.0) + search_buffer_size,
@@ -163,6 +165,9 @@ def main() -> None:
                         help="align the first pair once untimed first (Bertalign's numba "
                              "compiles its functions at the first call, or loads them from its "
                              "cache)")
+    parser.add_argument("--deletion", type=float, default=0.2,
+                        help="Vecalign's --del_percentile_frac (default 0.2)")
+    parser.add_argument("--skip", type=float, default=-0.1, help="Bertalign's skip (default -0.1)")
     parser.add_argument("--trace-memory", action="store_true",
                         help="align each pair a second time under tracemalloc (traced_mib)")
     args = parser.parse_args()
@@ -170,11 +175,11 @@ def main() -> None:
         seed(42)  # as Vecalign's command, once for all its documents
         np.random.seed(42)
         prepare = lambda pair: vecalign_inputs(pair, args.max_size)  # noqa: E731
-        align = lambda inputs: run_vecalign(inputs, args.max_size)  # noqa: E731
+        align = lambda inputs: run_vecalign(inputs, args.max_size, args.deletion)  # noqa: E731
     else:
         corelib = load_bertalign(args.bertalign_src)
         prepare = bertalign_inputs
-        align = lambda inputs: run_bertalign(inputs, corelib)  # noqa: E731
+        align = lambda inputs: run_bertalign(inputs, corelib, skip=args.skip)  # noqa: E731
     for number, path in enumerate(args.pairs):
         inputs = prepare(dict(np.load(path)))
         if args.warm_up and not number:
