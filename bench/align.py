@@ -74,7 +74,8 @@ def tables(data: Path, cache: Path, rivals_python: Path) -> dict[str, Table]:
         text, embedded = cache / f"overlaps.{lang}", cache / f"overlaps.{lang}.emb"
         if not embedded.exists():
             cache.mkdir(parents=True, exist_ok=True)
-            inputs = [str(data / f"{stem}.{lang}") for stems in DOCUMENTS.values() for stem in stems]
+            inputs = [str(data / f"{stem}.{lang}")
+                      for stems in DOCUMENTS.values() for stem in stems]
             subprocess.run([str(rivals_python), "-m", "vecalign.overlap", "-i", *inputs, "-o",
                             str(text), "-n", str(OVERLAPS)], check=True)
             _embed(text, embedded, lang)
@@ -152,12 +153,12 @@ def run_rival(args: argparse.Namespace, aligner: str, pairs: list[Path],
               knob: list[str]) -> tuple[list, float]:
     """The beads of each pair (in one process, as Vecalign's command aligns several documents)
     and the alignments' seconds."""
-    done = subprocess.run([str(args.rivals_python), str(Path(__file__).with_name("align_rivals.py")),
-                           aligner, *map(str, pairs), "--bertalign-src", str(args.bertalign_src),
-                           *knob]
-                          # numba compiles Bertalign's functions at their first call; Vecalign
-                          # draws its random samples from one seed for all documents
-                          + (["--warm-up"] if aligner == "bertalign" else []),
+    worker = Path(__file__).with_name("align_rivals.py")
+    # numba compiles Bertalign's functions at their first call; Vecalign draws its random
+    # samples from one seed for all documents, so its first is not aligned twice
+    warm_up = ["--warm-up"] if aligner == "bertalign" else []
+    done = subprocess.run([str(args.rivals_python), str(worker), aligner, *map(str, pairs),
+                           "--bertalign-src", str(args.bertalign_src), *knob, *warm_up],
                           check=True, capture_output=True, text=True)
     results = [json.loads(line) for line in done.stdout.splitlines()]
     return [result["beads"] for result in results], sum(r["seconds"] for r in results)
@@ -178,7 +179,8 @@ def vecalign_cli(data: Path, cache: Path, rivals_python: Path) -> tuple[list, st
     """Vecalign's command on the test documents as its README runs it: the beads of each
     document and the score table its score.py prints."""
     stems = DOCUMENTS["test"]
-    files = {kind: [str(data / f"{stem}.{kind}") for stem in stems] for kind in ("de", "fr", "defr")}
+    files = {kind: [str(data / f"{stem}.{kind}") for stem in stems]
+             for kind in ("de", "fr", "defr")}
     done = subprocess.run(
         [str(rivals_python), "-m", "vecalign.vecalign", "--alignment_max_size",
          str(VECALIGN_MAX_SIZE), "--src", *files["de"], "--tgt", *files["fr"],

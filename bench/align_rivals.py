@@ -10,18 +10,18 @@ Each PAIR.npz holds `src` and `trg`, each (L, n, dim): the embedding of the run 
 i .. i+l-1 at [l - 1, i] (laser's layout), `src_pad` and `trg_pad` (the embedding of Vecalign's
 'PAD' line, which fills the runs that would start before the document does in the rivals'
 layout), and `src_bytes` and `trg_bytes`, each run's length in UTF-8 bytes (Bertalign's length
-term). One JSON line a pair goes to stdout, in order: the beads ([[src indices], [trg indices]], 0-based), the
-alignment's seconds and its peak resident memory in MiB above what the process held before it
-(the inputs in the rival's layout built), its CPU seconds (all threads) and, with
---trace-memory, the peak of its allocations seen by tracemalloc.
+term). One JSON line a pair goes to stdout, in order: the beads ([[src indices], [trg
+indices]], 0-based), the alignment's seconds and CPU seconds (all threads), its peak resident
+memory in MiB above what the process held before it (the inputs in the rival's layout built)
+and, with --trace-memory, the peak of its allocations seen by tracemalloc.
 
 Vecalign runs as its command does (`vecalign.vecalign.main`: seeds 42, one-to-many off, every
 other option at its default but --alignment_max_size and, with --deletion,
 --del_percentile_frac); Bertalign as `Bertalign.align_sents` does, with its defaults (max_align
-5, top_k 3, win 5, skip -0.1 unless --skip, margin and length penalty on),
-its modules loaded from its source without its package's __init__ (which loads LaBSE). Bertalign
-imports torch only to ask whether a GPU is there for faiss: a stand-in module answers no, so it
-searches with faiss on the CPU as it does on a machine without CUDA.
+5, top_k 3, win 5, skip -0.1 unless --skip, margin and length penalty on), its modules loaded
+from its source without its package's __init__ (which loads LaBSE). Bertalign imports torch
+only to ask whether a GPU is there for faiss: a stand-in module answers no, so it searches
+with faiss on the CPU as it does on a machine without CUDA.
 """
 from __future__ import annotations
 

@@ -12,15 +12,17 @@ That damage is the gold, so each row also has strict F1.
 
 Alignment alone: each sentence is embedded once by the shipped model, and a run of consecutive
 sentences is represented by the normalised sum of its sentences' vectors (as laser's own
-coarse levels are), so every size up to 100,000 is measured on the same kind of input; each
-size is aligned in a fresh process, which reports the alignment's seconds (wall and CPU: on a
-shared machine the CPU seconds are the steadier measure) and its peak resident
-memory above what the process held once its inputs were built (the peak reset just before the
-alignment, /proc/self/clear_refs), and the peak of what the alignment allocates as tracemalloc
-sees it (a second, untimed run; the steadier measure, since the resident memory before the
-alignment includes memory freed while the inputs were built, which the alignment reuses). With the embedding (sizes up to
---embed-up-to): `laser.align.align_sentences` with the shipped model, every run of up to four
-sentences embedded as `laser align` embeds them, the encoder loaded beforehand.
+coarse levels are), so every size up to 100,000 is measured on the same kind of input. Each
+size is aligned in a fresh process, which reports the alignment's seconds, wall and CPU (on a
+shared machine the CPU seconds are the steadier measure); its peak resident memory above what
+the process held once its inputs were built (the peak reset just before the alignment,
+/proc/self/clear_refs); and the peak of what it allocates as tracemalloc sees it (a second,
+untimed run: the steadier measure, since the resident memory before the alignment includes
+memory freed while the inputs were built, which the alignment reuses).
+
+With the embedding (sizes up to --embed-up-to): `laser.align.align_sentences` with the shipped
+model, every run of up to four sentences embedded as `laser align` embeds them, the encoder
+loaded beforehand.
 """
 from __future__ import annotations
 
@@ -256,7 +258,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / "out" / "align-speed")
     parser.add_argument("--rivals-python", type=Path,
                         default=ROOT / "bench" / ".venv-align" / "bin" / "python")
-    parser.add_argument("--bertalign-src", type=Path, default=ROOT / "bench" / "out" / "bertalign-src")
+    parser.add_argument("--bertalign-src", type=Path,
+                        default=ROOT / "bench" / "out" / "bertalign-src")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     cached = prepare(args)
