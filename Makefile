@@ -42,6 +42,13 @@ BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fastt
 # The sentence-splitting bench's rivals (bench/split.py), in a virtualenv of their own.
 BENCH_SPLIT_VENV := bench/.venv-split
 BENCH_SPLIT := sentencex==1.0.32 pysbd==0.3.4 sentence-splitter==1.4 blingfire==0.1.8 numpy==2.4.6
+# The sentence-alignment bench's rivals (bench/align.py, bench/align_speed.py): Vecalign built from
+# its source (its Cython dynamic program) and Bertalign's modules run from theirs, in a virtualenv
+# of their own. Neither is on PyPI for this Python (Bertalign's releases need 3.12): their sources
+# go in bench/out/vecalign-src and bench/out/bertalign-src (git archive of each repository;
+# docs/alignment.md, "Measured"), and Bleualign's documents in bench/out/bleualign_data.
+BENCH_ALIGN_VENV := bench/.venv-align
+BENCH_ALIGN := numpy==2.4.6 Cython==3.3.1 setuptools==84.2.1 numba==0.68.1 faiss-cpu==1.15.1
 CORPUS ?= ../shared/data/corpus
 SIB200 ?= ../shared/data/sib200
 
@@ -50,7 +57,7 @@ SIB200 ?= ../shared/data/sib200
 CLIENTS := .venv-clients
 
 .PHONY: install clients demo test light-test bench lid-model lid-held-out-model bench-lid \
-	splitter-model bench-split clean
+	splitter-model bench-split bench-align clean
 
 install: $(STAMP)
 
@@ -142,6 +149,20 @@ bench-split: install
 	$(BENCH_SPLIT_VENV)/bin/python bench/split.py $(SIB200) $(CORPUS) \
 		--markdown bench/out/split.md
 
+# The sentence-alignment tables of docs/alignment.md: laser align, Vecalign and Bertalign on
+# Bleualign's documents, then the time and memory curve from 1,000 to 100,000 sentences.
+bench-align: install
+	$(PYTHON) -m venv $(BENCH_ALIGN_VENV)
+	$(BENCH_ALIGN_VENV)/bin/pip install -q $(BENCH_ALIGN)
+	$(BENCH_ALIGN_VENV)/bin/pip install -q --no-build-isolation --no-deps bench/out/vecalign-src
+	nice -n 10 $(BIN)/python bench/align.py bench/out/bleualign_data --vecalign-cli \
+		--vecalign-deletions 0.05 0.1 0.3 --bertalign-skips -0.5 -0.4 -0.3 -0.2 -0.05 0
+	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --embed-up-to 0 \
+		--bertalign-up-to 30000
+	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --sizes 1000 3000 10000 \
+		--vecalign-up-to 0 --bertalign-up-to 0
+
 clean:
-	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) build \
+	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) \
+		$(BENCH_ALIGN_VENV) build \
 		*.egg-info
