@@ -159,8 +159,8 @@ bench-align: install
 		--vecalign-deletions 0.05 0.1 0.3 --bertalign-skips -0.5 -0.4 -0.3 -0.2 -0.05 0
 	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --embed-up-to 0 \
 		--bertalign-up-to 30000
-	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --sizes 1000 3000 10000 \
-		--vecalign-up-to 0 --bertalign-up-to 0
+	nice -n 10 $(BIN)/python bench/align_speed.py --corpus $(CORPUS) --sizes 1000 3000 10000 30000 \
+		--embed-up-to 30000 --vecalign-up-to 0 --bertalign-up-to 0
 
 clean:
 	rm -rf $(VENV) $(LIGHT) $(CLIENTS) $(LID_VENV) $(BENCH_LID_VENV) $(BENCH_SPLIT_VENV) \
