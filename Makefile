@@ -48,7 +48,8 @@ BENCH_SPLIT := sentencex==1.0.32 pysbd==0.3.4 sentence-splitter==1.4 blingfire==
 # go in bench/out/vecalign-src and bench/out/bertalign-src (git archive of each repository;
 # docs/alignment.md, "Measured"), and Bleualign's documents in bench/out/bleualign_data.
 BENCH_ALIGN_VENV := bench/.venv-align
-BENCH_ALIGN := numpy==2.4.6 Cython==3.3.1 setuptools==84.2.1 numba==0.68.1 faiss-cpu==1.15.1
+BENCH_ALIGN := numpy==2.4.6 Cython==3.3.1 setuptools==84.2.1 numba==0.68.1 scipy==1.17.1 \
+	faiss-cpu==1.15.1
 CORPUS ?= ../shared/data/corpus
 SIB200 ?= ../shared/data/sib200
 
