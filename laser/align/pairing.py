@@ -184,11 +184,13 @@ def embedded_batches(side: Side) -> Iterator[list[tuple[list[str], np.ndarray]]]
     sentences, or one longer document) at a time, each distinct sentence of a batch embedded
     once."""
     batch: list[list[str]] = []
+    size = 0
     for sentences in side.documents:
         batch.append(sentences)
-        if sum(map(len, batch)) >= VECTOR_BATCH:
+        size += len(sentences)
+        if size >= VECTOR_BATCH:
             yield _embedded(batch, side.embed)
-            batch = []
+            batch, size = [], 0
     if batch:
         yield _embedded(batch, side.embed)
 
