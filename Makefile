@@ -35,7 +35,7 @@ LIGHT_TESTS := tests/models/test_torch_format.py tests/test_encoder.py tests/lid
 # it gets a virtualenv of its own. The bench's rivals (py3langid, pycld2, lingua) and its baseline
 # (fasttext-predict) get theirs too; none is a dependency of laser.
 LID_VENV := .venv-lid
-LID_TRAIN := fasttext==0.9.3 numpy==2.4.6 wordfreq==3.1.1 babel==2.19.0
+LID_TRAIN := fasttext==0.9.3 numpy==2.4.6 wordfreq==3.1.1 babel==2.19.0 tqdm==4.70.1
 BENCH_LID_VENV := bench/.venv-lid
 BENCH_LID := py3langid==0.4.0 pycld2==0.42 lingua-language-detector==2.1.1 fasttext-predict==0.9.2.4 \
 	numpy==2.4.6

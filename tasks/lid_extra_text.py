@@ -1,26 +1,34 @@
 #!/usr/bin/env python3
-"""More language-ID training text from two registries' packages, for the recipe's --extra:
-word lines drawn from `wordfreq`'s frequency lists and the names of Unicode CLDR's locale data
-as `babel` ships it (language, territory, script and currency names, months and days).
+"""More language-ID training text from registries' packages, for the recipe's --extra: word
+lines drawn from `wordfreq`'s frequency lists, the names of Unicode CLDR's locale data as `babel`
+ships it (language, territory, script and currency names, months and days) and, with --debs, the
+translated messages of Debian packages' gettext catalogues.
 
-    python tasks/lid_extra_text.py OUT_DIR [--lines 3000] [--seed 2]
+    python tasks/lid_extra_text.py OUT_DIR [--lines 3000] [--seed 2] [--debs DIR]
 
-Writes OUT_DIR/wordfreq.tsv and OUT_DIR/cldr.tsv, `LABEL<TAB>LINE` a line, labelled as the
-corpus is (laser.lid.corpus.label_of: the language's ISO 639-3 code and the script of the
-line's letters). Needs `wordfreq` and `babel` (installed in .venv-lid by `make lid-model`).
-Licences: wordfreq's code Apache-2.0, its word lists CC-BY-SA 4.0; babel BSD-3-Clause, the CLDR
-data it ships under the Unicode License v3.
+Writes OUT_DIR/wordfreq.tsv and OUT_DIR/cldr.tsv (and OUT_DIR/debian.tsv), `LABEL<TAB>LINE` a
+line, labelled as the corpus is (laser.lid.corpus.label_of: the language's ISO 639-3 code and the
+script of the line's letters). Needs `wordfreq` and `babel` (installed in .venv-lid by `make
+lid-model`). Licences: wordfreq's code Apache-2.0, its word lists CC-BY-SA 4.0; babel
+BSD-3-Clause, the CLDR data it ships under the Unicode License v3. The catalogues are those of the
+packages that tasks/debian_l10n_packages*.txt pin (`apt-get download` them into DIR, or let
+tasks/debian_l10n_pairs.py do it); each package's translations carry its own free licence
+(its `/usr/share/doc/PACKAGE/copyright`).
 
 A wordfreq line is 1 to 6 words (1 to 4 without spaces for Chinese and Japanese) drawn from
 the language's 30,000 most frequent words with weights of the square root of their frequency; a
 word more frequent in English than in the language is left out (a loanword such as "ok"), and a
 one-word line only of a word that no other list holds. A CLDR name is kept only where no other
-language's locale data holds it.
+language's locale data holds it. A Debian message is kept translated (not its English once
+normalised), without placeholders or markup, of 1 to 40 words and at most 250 characters, and
+only where no other language's catalogues hold it; traditional-Chinese and English catalogues
+are left out (the corpus labels all Mandarin `zho_Hans`, and has English enough).
 """
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -33,6 +41,7 @@ TOP_WORDS = 30_000
 NO_SPACES = {"zh", "ja"}
 # wordfreq and CLDR codes that name no single language of the model (Serbo-Croatian).
 AMBIGUOUS = {"sh"}
+TRADITIONAL = {"TW", "HK", "MO"}
 
 
 def iso3(code: str) -> str:
@@ -107,6 +116,43 @@ def cldr_lines() -> list[tuple[str, str]]:
             for name in sorted(names_of[language]) if holders[name.lower()] == 1]
 
 
+def debian_lines(debs: Path) -> list[tuple[str, str]]:
+    """(language, message) of the translated messages in the catalogues of DEBS/*.deb."""
+    from debian_l10n_pairs import UNSAFE, catalogues, cleaned, messages, normalised
+
+    found: dict[str, set[str]] = defaultdict(set)
+    for deb in sorted(debs.glob("*.deb")):
+        for locale, catalogue in catalogues(deb):
+            language = debian_language(locale)
+            if language is None:
+                continue
+            for english, translation in messages(catalogue):
+                line = cleaned(translation)
+                if (is_message_line(line) and not UNSAFE.search(line)
+                        and normalised(line) != normalised(cleaned(english))):
+                    found[language].add(line)
+    holders: dict[str, int] = defaultdict(int)
+    for lines in found.values():
+        for k in {normalised(line) for line in lines}:
+            holders[k] += 1
+    print(f"debian: {len(found)} languages", file=sys.stderr)
+    return [(language, line) for language in sorted(found)
+            for line in sorted(found[language]) if holders[normalised(line)] == 1]
+
+
+def debian_language(locale: str) -> str | None:
+    """A gettext locale (`pt_BR`, `sr@latin`) as the model's language; None for English and
+    traditional Chinese."""
+    base, _, region = re.split(r"[@.]", locale)[0].partition("_")
+    if base.lower() == "en" or (base.lower() == "zh" and region.upper() in TRADITIONAL):
+        return None
+    return iso3(base.lower()) if base.isalpha() else None
+
+
+def is_message_line(line: str) -> bool:
+    return 0 < len(line) <= 250 and len(line.split()) <= 40 and any(c.isalpha() for c in line)
+
+
 def write(path: Path, rows: list[tuple[str, str]]) -> None:
     labelled = 0
     with path.open("w", encoding="utf-8") as out:
@@ -123,10 +169,13 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--lines", type=int, default=3000, help="wordfreq lines a language")
     parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--debs", type=Path, help="Debian packages (.deb) whose catalogues to read")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     write(args.out / "cldr.tsv", cldr_lines())
     write(args.out / "wordfreq.tsv", wordfreq_lines(args.lines, random.Random(args.seed)))
+    if args.debs:
+        write(args.out / "debian.tsv", debian_lines(args.debs))
 
 
 if __name__ == "__main__":
