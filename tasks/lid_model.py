@@ -41,7 +41,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from laser.lid.corpus import (PIVOT, SourceOf, corpus_files, flores_dev_rows, label_of,
-                              language_of, pairs, piece_of)
+                              pairs, piece_of)
 from laser.lid.model import LABEL_PREFIX
 
 MIN_SCRIPT_LINES = 100
@@ -66,12 +66,10 @@ def read_split(corpus: Path, split: str, source_of: SourceOf,
     long_keys: set[str] = set()
     held: set[str] = set()
     for path in corpus_files(corpus, split):
-        language = language_of(path)
-        held_family = source_of.held_out(path) if hold_out else None
         for foreign, english in pairs(path):
-            family = source_of(path, english)
-            for code, line in ((language, foreign), (PIVOT, english)):
-                if code != PIVOT and family == held_family:
+            family, held = source_of(path, english), hold_out and source_of.is_held_out(path, english)
+            for code, line in ((source_of.language_of(path, english), foreign), (PIVOT, english)):
+                if code != PIVOT and held:
                     held.add(key(line))
                     continue
                 label = label_of(code, line) if line else None

@@ -3,7 +3,8 @@ recipe holds out per language and bench/lid.py scores out of source, on a corpus
 import gzip
 from pathlib import Path
 
-from laser.lid.corpus import FLORES, NTREX, TATOEBA, TICO, WIKI, SourceOf, manifest_sources
+from laser.lid.corpus import (FLORES, NTREX, TATOEBA, TICO, WIKI, SourceOf, dev_lines,
+                              manifest_sources)
 
 MANIFEST = """# A corpus
 
@@ -65,7 +66,7 @@ def test_a_pair_is_of_its_english_sides_multiway_set_else_tatoeba(tmp_path):
 def test_the_conversational_family_is_held_out_where_a_language_has_another(tmp_path):
     root = corpus(tmp_path)
     source_of = SourceOf(root)
-    held = {path.name.split("-")[0]: source_of.held_out(path)
+    held = {path.name.split("-")[0]: source_of.held_out(path.name.split("-")[0])
             for path in (root / "train").glob("*.tsv.gz")}
     # Beside Wikipedia a Tatoeba line is not told apart: npi holds out its news instead.
     assert held == {"fra": TATOEBA, "slk": NTREX, "npi": NTREX, "ber": None, "ace": None,
@@ -80,3 +81,40 @@ def test_the_out_of_source_lines_are_the_held_out_familys_distinct_lines(tmp_pat
     assert found["slk"] == ["Správy."]
     assert found["npi"] == ["समाचार"]
     assert len(SourceOf(root).out_of_source(root, per_language=2)["fra"]) == 2
+
+
+
+SLV_MANIFEST_ROW = "| slv | Latin | tatoeba-test 2, ntrex128 1, flores200 1 | 4 | 2 | 0 | 0 |\n"
+
+
+def slovenian_corpus(root: Path) -> Path:
+    """The corpus above with a Slovenian file whose Tatoeba sentences are Slovak, as the shared
+    corpus's are."""
+    corpus(root)
+    with (root / "MANIFEST.md").open("a", encoding="utf-8") as manifest:
+        manifest.write(SLV_MANIFEST_ROW)
+    write(root / "train/slv-eng.tsv.gz", [("Nechcem pracovať.", "I don't want to work."),
+                                          ("To nie je papier.", "It isn't paper."),
+                                          ("Novice.", NTREX_EN), ("Stavek.", FLORES_EN)])
+    write(root / "dev/slv-eng.tsv.gz", [("Dobrú noc!", "Good night!"), ("Novice.", NTREX_EN)])
+    return root
+
+
+def test_a_misfiled_family_is_its_own_languages(tmp_path):
+    root = slovenian_corpus(tmp_path)
+    source_of = SourceOf(root)
+    slv = root / "train/slv-eng.tsv.gz"
+    assert source_of.language_of(slv, "It isn't paper.") == "slk"
+    assert source_of.language_of(slv, NTREX_EN) == "slv"
+    # Slovak now has the conversational family, held out before its news; Slovenian its news.
+    assert (source_of.held_out("slk"), source_of.held_out("slv")) == (TATOEBA, NTREX)
+    assert source_of.is_held_out(slv, "It isn't paper.")
+    assert not source_of.is_held_out(root / "train/slk-eng.tsv.gz", NTREX_EN)
+
+
+def test_dev_and_out_of_source_lines_go_to_the_language_they_are_in(tmp_path):
+    root = slovenian_corpus(tmp_path)
+    assert dev_lines(root, 10) == {"fra": ["Non."], "slk": ["Dobrú noc!"], "slv": ["Novice."]}
+    found = SourceOf(root).out_of_source(root, per_language=10)
+    assert sorted(found["slk"]) == ["Nechcem pracovať.", "To nie je papier."]
+    assert found["slv"] == ["Novice."]
