@@ -67,9 +67,10 @@ def read_split(corpus: Path, split: str, source_of: SourceOf,
     held: set[str] = set()
     for path in corpus_files(corpus, split):
         for foreign, english in pairs(path):
-            family, held = source_of(path, english), hold_out and source_of.is_held_out(path, english)
+            family = source_of(path, english)
+            held_pair = hold_out and source_of.is_held_out(path, english)
             for code, line in ((source_of.language_of(path, english), foreign), (PIVOT, english)):
-                if code != PIVOT and held:
+                if code != PIVOT and held_pair:
                     held.add(key(line))
                     continue
                 label = label_of(code, line) if line else None
