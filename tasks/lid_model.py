@@ -40,8 +40,8 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from laser.lid.corpus import (PIVOT, SourceOf, corpus_files, flores_dev_rows, label_of,
-                              pairs, piece_of)
+from laser.lid.corpus import (PIVOT, SourceOf, as_label_code, corpus_files, flores_dev_rows,
+                              label_of, pairs, piece_of)
 from laser.lid.model import LABEL_PREFIX
 
 MIN_SCRIPT_LINES = 100
@@ -67,9 +67,9 @@ def read_split(corpus: Path, split: str, source_of: SourceOf,
     held: set[str] = set()
     for path in corpus_files(corpus, split):
         for foreign, english in pairs(path):
-            family = source_of(path, english)
-            held_pair = hold_out and source_of.is_held_out(path, english)
-            for code, line in ((source_of.language_of(path, english), foreign), (PIVOT, english)):
+            family, code = source_of.origin(path, english)
+            held_pair = hold_out and family == source_of.held_out(code)
+            for code, line in ((as_label_code(code), foreign), (PIVOT, english)):
                 if code != PIVOT and held_pair:
                     held.add(key(line))
                     continue

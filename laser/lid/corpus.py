@@ -22,10 +22,19 @@ HAN_SCRIPT = {"zho": "Hans", "yue": "Hant", "wuu": "Hans", "lzh": "Hant", "cjy":
               "gan": "Hans", "nan": "Hant"}
 
 
-def language_of(path: Path) -> str:
-    """The language code of a corpus file `XXX-eng.tsv.gz`, as the model's labels spell it."""
-    code = path.name.split("-")[0]
+def as_label_code(code: str) -> str:
+    """A corpus code as the model's labels spell it (`FLORES_CODE`)."""
     return FLORES_CODE.get(code, code)
+
+
+def file_code(path: Path) -> str:
+    """The corpus code of a file `XXX-eng.tsv.gz`."""
+    return path.name.split("-")[0]
+
+
+def language_of(path: Path) -> str:
+    """The language code of a corpus file, as the model's labels spell it."""
+    return as_label_code(file_code(path))
 
 
 def label_of(language: str, line: str) -> Optional[str]:
@@ -54,13 +63,13 @@ def pairs(path: Path) -> Iterator[tuple[str, str]]:
 
 def dev_lines(corpus: Path, per_language: int) -> dict[str, list[str]]:
     """Language -> the foreign sides of its first `per_language` corpus dev pairs (the recipe
-    never trains on them; a misfiled pair under its own language, `SourceOf.code_of`), for the
+    never trains on them; a misfiled pair under its own language, `SourceOf.origin`), for the
     languages that have any."""
     source_of = SourceOf(corpus)
     found: dict[str, list[str]] = {}
     for path in corpus_files(corpus, "dev"):
         for foreign, english in pairs(path):
-            found.setdefault(source_of.language_of(path, english), []).append(foreign)
+            found.setdefault(as_label_code(source_of.origin(path, english)[1]), []).append(foreign)
     return {language: lines[:per_language] for language, lines in found.items() if lines}
 
 
@@ -147,17 +156,13 @@ class SourceOf:
         family = self.multiway.get(english)
         if family:
             return family
-        return WIKI if WIKI in self.sources.get(path.name.split("-")[0], set()) else TATOEBA
+        return WIKI if WIKI in self.sources.get(file_code(path), set()) else TATOEBA
 
-    def code_of(self, path: Path, english: str) -> str:
-        """The corpus code of the language a pair of this file is in (`MISFILED`)."""
-        code = path.name.split("-")[0]
-        return MISFILED.get((code, self(path, english)), code)
-
-    def language_of(self, path: Path, english: str) -> str:
-        """`code_of` as the model's labels spell it."""
-        code = self.code_of(path, english)
-        return FLORES_CODE.get(code, code)
+    def origin(self, path: Path, english: str) -> tuple[str, str]:
+        """(source family, corpus code of the language it is in: `MISFILED`) of a pair of
+        this file."""
+        family, code = self(path, english), file_code(path)
+        return family, MISFILED.get((code, family), code)
 
     def held_out(self, code: str) -> Optional[str]:
         """The family held out of a language (its corpus code; None: it has only one)."""
@@ -168,10 +173,6 @@ class SourceOf:
         order = [family for family in HOLD_OUT_ORDER if not (family == TATOEBA and WIKI in families)]
         return next((family for family in order if family in families), None)
 
-    def is_held_out(self, path: Path, english: str) -> bool:
-        """Whether a pair of this file is of its language's held-out family."""
-        return self(path, english) == self.held_out(self.code_of(path, english))
-
     def out_of_source(self, corpus: Path, per_language: int, seed: int = 0) -> dict[str, list[str]]:
         """Language -> at most `per_language` distinct foreign sides (drawn at random) of the train
         pairs of its held-out family: lines that a model trained with that family held out never
@@ -179,8 +180,9 @@ class SourceOf:
         found: dict[str, dict[str, None]] = {}
         for path in corpus_files(corpus, "train"):
             for foreign, english in pairs(path):
-                if self.is_held_out(path, english):
-                    found.setdefault(self.language_of(path, english), {})[foreign] = None
+                family, code = self.origin(path, english)
+                if family == self.held_out(code):
+                    found.setdefault(as_label_code(code), {})[foreign] = None
         rng = random.Random(seed)
         return {language: rng.sample(list(lines), min(per_language, len(lines)))
                 for language, lines in found.items()}

@@ -104,12 +104,12 @@ def test_a_misfiled_family_is_its_own_languages(tmp_path):
     root = slovenian_corpus(tmp_path)
     source_of = SourceOf(root)
     slv = root / "train/slv-eng.tsv.gz"
-    assert source_of.language_of(slv, "It isn't paper.") == "slk"
-    assert source_of.language_of(slv, NTREX_EN) == "slv"
+    assert source_of.origin(slv, "It isn't paper.") == (TATOEBA, "slk")
+    assert source_of.origin(slv, NTREX_EN) == (NTREX, "slv")
     # Slovak now has the conversational family, held out before its news; Slovenian its news.
     assert (source_of.held_out("slk"), source_of.held_out("slv")) == (TATOEBA, NTREX)
-    assert source_of.is_held_out(slv, "It isn't paper.")
-    assert not source_of.is_held_out(root / "train/slk-eng.tsv.gz", NTREX_EN)
+    assert source_of.held_out(source_of.origin(slv, "It isn't paper.")[1]) == TATOEBA
+    assert source_of.origin(root / "train/slk-eng.tsv.gz", NTREX_EN) == (NTREX, "slk")
 
 
 def test_dev_and_out_of_source_lines_go_to_the_language_they_are_in(tmp_path):
