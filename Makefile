@@ -103,26 +103,32 @@ light-test: install
 bench: install
 	$(BIN)/python bench/embed_speed.py
 
-# Rebuilds models/default/laser-lid.ftz from the corpus (docs/language-id.md, "The model"), then
-# its calibration beside it, fitted on the corpus dev split and its pieces (docs/language-id.md,
-# "Probabilities you can threshold").
-lid-model:
-	$(PYTHON) -m venv $(LID_VENV)
-	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
+# Rebuilds models/default/laser-lid.ftz from the corpus and the translated messages of the Debian
+# packages that tasks/debian_l10n_packages*.txt pin (docs/language-id.md, "The model"; apt-get
+# downloads the packages into build/debs, about 900 MB), then its calibration beside it, fitted on
+# the corpus dev split and its pieces (docs/language-id.md, "Probabilities you can threshold").
+LID_EXTRA := build/lid-extra/debian.tsv
+lid-model: $(LID_VENV)/bin/python $(LID_EXTRA)
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
-		--out models/default/laser-lid.ftz
+		--extra $(LID_EXTRA) --out models/default/laser-lid.ftz
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_calibrate.py --corpus $(CORPUS) \
 		--model models/default/laser-lid.ftz
+
+$(LID_VENV)/bin/python:
+	$(PYTHON) -m venv $(LID_VENV)
+	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
+
+$(LID_EXTRA): | $(LID_VENV)/bin/python
+	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_extra_text.py $(dir $(LID_EXTRA)) \
+		--debs build/debs
 
 # The shipped recipe with each language's held-out source family left out of train: the model that
 # `make bench-lid` scores out of source (docs/language-id.md, "Out of source"), with its
 # calibration fitted as the shipped model's.
 LID_HELD_OUT := build/lid-held/laser-lid.held-out.ftz
-lid-held-out-model:
-	$(PYTHON) -m venv $(LID_VENV)
-	$(LID_VENV)/bin/pip install -q $(LID_TRAIN)
+lid-held-out-model: $(LID_VENV)/bin/python $(LID_EXTRA)
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_model.py $(CORPUS) --sib200 $(SIB200) \
-		--hold-out-sources --work build/lid-held --out $(LID_HELD_OUT)
+		--extra $(LID_EXTRA) --hold-out-sources --work build/lid-held --out $(LID_HELD_OUT)
 	PYTHONPATH=$(CURDIR) $(LID_VENV)/bin/python tasks/lid_calibrate.py --corpus $(CORPUS) \
 		--model $(LID_HELD_OUT)
 

@@ -4,16 +4,16 @@ lines drawn from `wordfreq`'s frequency lists, the names of Unicode CLDR's local
 ships it (language, territory, script and currency names, months and days) and, with --debs, the
 translated messages of Debian packages' gettext catalogues.
 
-    python tasks/lid_extra_text.py OUT_DIR [--lines 3000] [--seed 2] [--debs DIR]
+    python tasks/lid_extra_text.py OUT_DIR [--lines 3000] [--seed 2] [--debs DIR [--packages LIST ...]]
 
 Writes OUT_DIR/wordfreq.tsv and OUT_DIR/cldr.tsv (and OUT_DIR/debian.tsv), `LABEL<TAB>LINE` a
 line, labelled as the corpus is (laser.lid.corpus.label_of: the language's ISO 639-3 code and the
 script of the line's letters). Needs `wordfreq` and `babel` (installed in .venv-lid by `make
 lid-model`). Licences: wordfreq's code Apache-2.0, its word lists CC-BY-SA 4.0; babel
 BSD-3-Clause, the CLDR data it ships under the Unicode License v3. The catalogues are those of the
-packages that tasks/debian_l10n_packages*.txt pin (`apt-get download` them into DIR, or let
-tasks/debian_l10n_pairs.py do it); each package's translations carry its own free licence
-(its `/usr/share/doc/PACKAGE/copyright`).
+packages that the --packages lists pin (default tasks/debian_l10n_packages*.txt, 569 packages of
+Debian 12), downloaded into DIR with `apt-get download` where DIR lacks them (about 900 MB);
+each package's translations carry its own free licence (its `/usr/share/doc/PACKAGE/copyright`).
 
 A wordfreq line is 1 to 6 words (1 to 4 without spaces for Chinese and Japanese) drawn from
 the language's 30,000 most frequent words with weights of the square root of their frequency; a
@@ -21,8 +21,9 @@ word more frequent in English than in the language is left out (a loanword such 
 one-word line only of a word that no other list holds. A CLDR name is kept only where no other
 language's locale data holds it. A Debian message is kept translated (not its English once
 normalised), without placeholders or markup, of 1 to 40 words and at most 250 characters, and
-only where no other language's catalogues hold it; traditional-Chinese and English catalogues
-are left out (the corpus labels all Mandarin `zho_Hans`, and has English enough).
+only where no other language's catalogues hold it; so is the English message it translates, as
+English. Traditional-Chinese and English catalogues are left out (the corpus labels all
+Mandarin `zho_Hans`; an English catalogue's messages are the English ones, respelt).
 """
 from __future__ import annotations
 
@@ -33,11 +34,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from laser.lid.corpus import label_of
+from laser.errors import LaserError
+from laser.lid.corpus import PIVOT, label_of
 from laser.text.flores import MACROLANGUAGES, flores_names
 from laser.text.languages import iso_table
 
 TOP_WORDS = 30_000
+PACKAGE_LISTS = sorted(Path(__file__).parent.glob("debian_l10n_packages*.txt"))
 NO_SPACES = {"zh", "ja"}
 # wordfreq and CLDR codes that name no single language of the model (Serbo-Croatian).
 AMBIGUOUS = {"sh"}
@@ -116,21 +119,23 @@ def cldr_lines() -> list[tuple[str, str]]:
             for name in sorted(names_of[language]) if holders[name.lower()] == 1]
 
 
-def debian_lines(debs: Path) -> list[tuple[str, str]]:
-    """(language, message) of the translated messages in the catalogues of DEBS/*.deb."""
+def debian_lines(debs: list[Path]) -> list[tuple[str, str]]:
+    """(language, message) of the translated messages in the catalogues of the .deb files."""
     from debian_l10n_pairs import UNSAFE, catalogues, cleaned, messages, normalised
 
     found: dict[str, set[str]] = defaultdict(set)
-    for deb in sorted(debs.glob("*.deb")):
+    for deb in debs:
         for locale, catalogue in catalogues(deb):
             language = debian_language(locale)
             if language is None:
                 continue
             for english, translation in messages(catalogue):
-                line = cleaned(translation)
-                if (is_message_line(line) and not UNSAFE.search(line)
-                        and normalised(line) != normalised(cleaned(english))):
-                    found[language].add(line)
+                line, source = cleaned(translation), cleaned(english)
+                if normalised(line) == normalised(source):
+                    continue
+                for code, text in ((language, line), (PIVOT, source)):
+                    if is_message_line(text) and not UNSAFE.search(text):
+                        found[code].add(text)
     holders: dict[str, int] = defaultdict(int)
     for lines in found.values():
         for k in {normalised(line) for line in lines}:
@@ -169,13 +174,26 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--lines", type=int, default=3000, help="wordfreq lines a language")
     parser.add_argument("--seed", type=int, default=2)
-    parser.add_argument("--debs", type=Path, help="Debian packages (.deb) whose catalogues to read")
+    parser.add_argument("--debs", type=Path, help="where the .deb files whose catalogues to read are")
+    parser.add_argument("--packages", type=Path, nargs="+", default=PACKAGE_LISTS,
+                        help="package lists (name=version lines) for --debs; their union is read")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     write(args.out / "cldr.tsv", cldr_lines())
     write(args.out / "wordfreq.tsv", wordfreq_lines(args.lines, random.Random(args.seed)))
     if args.debs:
-        write(args.out / "debian.tsv", debian_lines(args.debs))
+        try:
+            write(args.out / "debian.tsv", debian_lines(pinned_debs(args.packages, args.debs)))
+        except LaserError as error:
+            sys.exit(f"lid_extra_text: {error}")
+
+
+def pinned_debs(lists: list[Path], debs: Path) -> list[Path]:
+    """The .deb files of the packages the lists pin, downloaded into `debs` where missing."""
+    from debian_l10n_pairs import download, read_package_list
+
+    return download(list(dict.fromkeys(package for path in lists
+                                       for package in read_package_list(path))), debs)
 
 
 if __name__ == "__main__":

@@ -263,9 +263,9 @@ def main() -> None:
                         "model that bench/lid.py --held-out-model scores out of source)")
     parser.add_argument("--extra", type=Path, action="append", default=[],
                         help="more training text: LABEL<TAB>LINE a line (tasks/lid_extra_text.py)")
-    parser.add_argument("--extra-cap", type=int, default=2000,
+    parser.add_argument("--extra-cap", type=int, default=3000,
                         help="at most this many --extra lines a label")
-    parser.add_argument("--pieces", type=int, default=0,
+    parser.add_argument("--pieces", type=int, default=1500,
                         help="this many pieces of 1 to 3 words of a label's lines added to it")
     args = parser.parse_args()
     import fasttext  # the full package (training): not a dependency of laser itself
