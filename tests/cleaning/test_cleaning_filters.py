@@ -51,9 +51,9 @@ def test_language_id_keeps_sentences_of_the_language_above_the_probability():
              "The roses bloom at the beginning of summer in our garden."]
     assert language_kept(texts, CleaningOptions("fr")) == [True, False]
     assert language_kept(texts, CleaningOptions("en")) == [False, True]
-    menu = ["Home | Shop | Contact"]  # English, with a calibrated probability near 0.37
-    assert language_kept(menu, CleaningOptions("en", min_lid_prob=0.2)) == [True]
-    assert language_kept(menu, CleaningOptions("en", min_lid_prob=0.6)) == [False]
+    menu = ["Home | Shop | Contact"]  # English, with a calibrated probability near 0.85
+    assert language_kept(menu, CleaningOptions("en", min_lid_prob=0.5)) == [True]
+    assert language_kept(menu, CleaningOptions("en", min_lid_prob=0.95)) == [False]
 
 
 @pytest.mark.parametrize("options, message", [

@@ -24,7 +24,7 @@ MIXED = {
     "Η γάτα κοιμάται στον καναπέ από το πρωί.": "ell_Grek",
     "The cat has been sleeping on the sofa since this morning.": "eng_Latn",
     "Die Katze schläft seit heute Morgen auf dem Sofa.": "deu_Latn",
-    "Кошка спит на диване с самого утра.": "rus_Cyrl",
+    "Я не знаю, что мне теперь делать.": "rus_Cyrl",
 }
 
 
