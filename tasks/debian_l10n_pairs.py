@@ -94,6 +94,11 @@ def read_package_list(path: Path) -> list[str]:
     return [line for line in lines if line]
 
 
+def read_package_lists(paths: list[Path]) -> list[str]:
+    """The union of the lists' `name=version` lines, in their order."""
+    return list(dict.fromkeys(package for path in paths for package in read_package_list(path)))
+
+
 def download(packages: list[str], debs: Path) -> list[Path]:
     """The packages' .deb files in `debs`, downloaded with apt-get where missing."""
     debs.mkdir(parents=True, exist_ok=True)
@@ -263,9 +268,7 @@ def main() -> None:
     if not shutil.which("dpkg-deb"):
         sys.exit("debian_l10n_pairs: needs dpkg-deb (Debian's dpkg) to read the packages")
     try:
-        packages = list(dict.fromkeys(name for path in args.packages
-                                      for name in read_package_list(path)))
-        debs = download(packages, args.debs or args.out / "debs")
+        debs = download(read_package_lists(args.packages), args.debs or args.out / "debs")
         languages = {pf.lang for pf in find_pair_files(args.corpus / "train")}
         pairs = catalogue_pairs(debs, languages, held_out_keys(args.corpus / "dev", args.exclude),
                                 PairRules())

@@ -190,10 +190,9 @@ def main() -> None:
 
 def pinned_debs(lists: list[Path], debs: Path) -> list[Path]:
     """The .deb files of the packages the lists pin, downloaded into `debs` where missing."""
-    from debian_l10n_pairs import download, read_package_list
+    from debian_l10n_pairs import download, read_package_lists
 
-    return download(list(dict.fromkeys(package for path in lists
-                                       for package in read_package_list(path))), debs)
+    return download(read_package_lists(lists), debs)
 
 
 if __name__ == "__main__":

@@ -69,11 +69,11 @@ def read_split(corpus: Path, split: str, source_of: SourceOf,
         for foreign, english in pairs(path):
             family, code = source_of.origin(path, english)
             held_pair = hold_out and family == source_of.held_out(code)
-            for code, line in ((as_label_code(code), foreign), (PIVOT, english)):
-                if code != PIVOT and held_pair:
+            for language, line in ((as_label_code(code), foreign), (PIVOT, english)):
+                if language != PIVOT and held_pair:
                     held.add(key(line))
                     continue
-                label = label_of(code, line) if line else None
+                label = label_of(language, line) if line else None
                 if label:
                     by_label[label].append((line, family))
                     if len(english) >= LONG_ENGLISH:
