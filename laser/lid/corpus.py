@@ -112,9 +112,13 @@ MISFILED = {("slv", TATOEBA): "slk", ("nso", NTREX): "sot"}
 
 def manifest_sources(corpus: Path) -> dict[str, set[str]]:
     """Corpus file code (`fra`, `cmn`) -> the source families of its train pairs, read from the
-    corpus's MANIFEST.md table (`| lang | script | key count, key count | ...`)."""
+    corpus's MANIFEST.md table (`| lang | script | key count, key count | ...`); none for a
+    corpus without one."""
+    manifest = corpus / "MANIFEST.md"
+    if not manifest.is_file():
+        return {}
     sources: dict[str, set[str]] = {}
-    for row in (corpus / "MANIFEST.md").read_text(encoding="utf-8").splitlines():
+    for row in manifest.read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
         if len(cells) < 4 or not cells[3].isdigit():
             continue
@@ -159,9 +163,11 @@ class SourceOf:
         return WIKI if WIKI in self.sources.get(file_code(path), set()) else TATOEBA
 
     def origin(self, path: Path, english: str) -> tuple[str, str]:
-        """(source family, corpus code of the language it is in: `MISFILED`) of a pair of
-        this file."""
+        """(source family, corpus code of the language it is in: `MISFILED`, where the manifest
+        lists that family for the file's language) of a pair of this file."""
         family, code = self(path, english), file_code(path)
+        if family not in self.sources.get(code, set()):
+            return family, code
         return family, MISFILED.get((code, family), code)
 
     def held_out(self, code: str) -> Optional[str]:

@@ -118,3 +118,14 @@ def test_dev_and_out_of_source_lines_go_to_the_language_they_are_in(tmp_path):
     found = SourceOf(root).out_of_source(root, per_language=10)
     assert sorted(found["slk"]) == ["Nechcem pracovať.", "To nie je papier."]
     assert found["slv"] == ["Novice."]
+
+
+def test_a_corpus_without_a_manifest_has_no_families_and_no_misfiled_lines(tmp_path):
+    """A user's corpus of train/ and dev/ alone (the toy corpus of the tests): every pair is
+    read under its file's language, and no language has a family to hold out."""
+    write(tmp_path / "train/slv-eng.tsv.gz", [("Novice.", "News.")])
+    write(tmp_path / "dev/slv-eng.tsv.gz", [("Dober dan.", "Good day.")])
+    source_of = SourceOf(tmp_path)
+    assert source_of.origin(tmp_path / "train/slv-eng.tsv.gz", "News.") == (TATOEBA, "slv")
+    assert source_of.held_out("slv") is None
+    assert dev_lines(tmp_path, 10) == {"slv": ["Dober dan."]}
